@@ -1,0 +1,33 @@
+// The scalar backend: one element at a time through ew::apply, exactly as the op
+// table defines each op. Every other backend is tested against it bit for bit.
+#include "ew_internal/backend_impl.hpp"
+#include "kernels.hpp"
+
+namespace ew::detail {
+
+namespace {
+
+class ScalarBackend final : public BackendImpl {
+ public:
+  void run(const OpCall& call) override {
+    if (call.dtype == DType::f32)
+      scalar::run<float>(call);
+    else
+      scalar::run<double>(call);
+  }
+  void synchronize() override {}
+  bool accepts(MemorySpace space) const override { return space != MemorySpace::device; }
+};
+
+Probe probe() { return {true, "", "one element at a time, one thread; the reference"}; }
+
+std::unique_ptr<BackendImpl> create(const ContextOptions&) { return std::make_unique<ScalarBackend>(); }
+
+}  // namespace
+
+const BackendDescriptor& scalar_backend() {
+  static const BackendDescriptor d{Backend::scalar, &probe, &create, nullptr};
+  return d;
+}
+
+}  // namespace ew::detail

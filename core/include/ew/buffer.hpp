@@ -1,0 +1,70 @@
+#pragma once
+#include <cstddef>
+
+#include "ew/context.hpp"
+#include "ew/span.hpp"
+
+namespace ew {
+
+namespace detail {
+void* allocate(Context& ctx, std::size_t bytes, MemorySpace& where);
+void deallocate(Context& ctx, void* p, MemorySpace where) noexcept;
+void copy_bytes(Context& ctx, void* dst, const void* src, std::size_t bytes);
+void check_transfer_size(std::size_t buffer_size, std::size_t n, const char* what);
+}  // namespace detail
+
+// An owning array in a backend's memory space. `unknown` takes the backend's own
+// space (device memory for cuda, host for CPU backends). Allocation failure throws
+// Error(out_of_memory). The buffer must not outlive its context.
+template <class T>
+class Buffer {
+ public:
+  Buffer(Context& ctx, std::size_t n, MemorySpace where = MemorySpace::unknown)
+      : ctx_(&ctx), size_(n), space_(where) {
+    data_ = static_cast<T*>(detail::allocate(ctx, n * sizeof(T), space_));
+  }
+  ~Buffer() { reset(); }
+  Buffer(Buffer&& o) noexcept : ctx_(o.ctx_), data_(o.data_), size_(o.size_), space_(o.space_) {
+    o.data_ = nullptr;
+    o.size_ = 0;
+  }
+  Buffer& operator=(Buffer&& o) noexcept {
+    if (this != &o) {
+      reset();
+      ctx_ = o.ctx_, data_ = o.data_, size_ = o.size_, space_ = o.space_;
+      o.data_ = nullptr, o.size_ = 0;
+    }
+    return *this;
+  }
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+
+  T* data() const noexcept { return data_; }
+  std::size_t size() const noexcept { return size_; }
+  MemorySpace space() const noexcept { return space_; }
+  Span<T> span() const noexcept { return Span<T>(data_, size_, space_); }
+  operator Span<T>() const noexcept { return span(); }
+  operator Span<const T>() const noexcept { return span(); }
+
+  // Blocking copies between this buffer and host memory of the same length.
+  void upload(const T* host, std::size_t n) {
+    detail::check_transfer_size(size_, n, "Buffer::upload");
+    detail::copy_bytes(*ctx_, data_, host, n * sizeof(T));
+  }
+  void download(T* host, std::size_t n) const {
+    detail::check_transfer_size(size_, n, "Buffer::download");
+    detail::copy_bytes(*ctx_, host, data_, n * sizeof(T));
+  }
+
+ private:
+  void reset() noexcept {
+    if (data_) detail::deallocate(*ctx_, data_, space_);
+    data_ = nullptr;
+  }
+  Context* ctx_;
+  T* data_ = nullptr;
+  std::size_t size_;
+  MemorySpace space_;
+};
+
+}  // namespace ew

@@ -1,0 +1,47 @@
+#pragma once
+#include <cstddef>
+#include <memory>
+
+#include "ew/backend.hpp"
+#include "ew/types.hpp"
+
+namespace ew {
+
+namespace detail {
+class BackendImpl;
+}
+
+struct ContextOptions {
+  int device = -1;             // GPU index; -1: EW_DEVICE, else 0
+  void* stream = nullptr;      // a caller's cudaStream_t to borrow; null: the context owns one
+  int threads = 0;             // CPU backends: worker threads; 0: all hardware threads
+  std::size_t staging_bytes = 0;  // CUDA host-resident pipeline staging limit; 0: the default
+};
+
+// A backend bound to a device and a stream (or a CPU thread team). Ops issued on a
+// context run in order; on asynchronous backends (cuda, kokkos on a GPU) they may
+// still be running when the call returns: synchronize() waits and reports errors.
+// A context is movable, not copyable, and not to be used by two threads at once.
+class Context {
+ public:
+  explicit Context(Backend backend = Backend::automatic, const ContextOptions& options = {});
+  ~Context();
+  Context(Context&&) noexcept;
+  Context& operator=(Context&&) noexcept;
+
+  Backend backend() const noexcept { return backend_; }
+  const char* backend_name() const noexcept { return to_string(backend_); }
+  const ContextOptions& options() const noexcept { return options_; }
+  int device() const;
+  void* native_stream() const;  // the cudaStream_t in use, or null
+  void synchronize();
+
+  detail::BackendImpl& impl() const { return *impl_; }
+
+ private:
+  Backend backend_;
+  ContextOptions options_;
+  std::unique_ptr<detail::BackendImpl> impl_;
+};
+
+}  // namespace ew

@@ -1,0 +1,10 @@
+#pragma once
+// The public interface of elementwise: include this one header.
+#include "ew/api.hpp"
+#include "ew/backend.hpp"
+#include "ew/buffer.hpp"
+#include "ew/context.hpp"
+#include "ew/error.hpp"
+#include "ew/ops.hpp"
+#include "ew/span.hpp"
+#include "ew/types.hpp"

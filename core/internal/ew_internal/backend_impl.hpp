@@ -1,0 +1,73 @@
+#pragma once
+// The contract between the core and a backend. Not installed: backends are compiled
+// into the library. The core validates every call before a backend sees it, so a
+// backend may assume: sizes agree, n > 0, pointers non-null and element-aligned, the
+// output either identical to or disjoint from each input, and every pointer in a
+// memory space the backend declared it accepts.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "ew/context.hpp"
+#include "ew/ops.hpp"
+#include "ew/types.hpp"
+
+namespace ew::detail {
+
+// One validated operation. For in-place ops (axpy, axpby) b == out.
+struct OpCall {
+  Op op;
+  DType dtype;
+  std::size_t n;
+  const void* a;
+  const void* b;  // null when the op reads one stream
+  void* out;
+  double s, t;    // exact for float scalars too (float -> double -> float round-trips)
+  MemorySpace a_space, b_space, out_space;  // as classified by the core
+
+  template <class T> const T* a_as() const { return static_cast<const T*>(a); }
+  template <class T> const T* b_as() const { return static_cast<const T*>(b); }
+  template <class T> T* out_as() const { return static_cast<T*>(out); }
+};
+
+class BackendImpl {
+ public:
+  virtual ~BackendImpl() = default;
+  virtual void run(const OpCall& call) = 0;
+  virtual void synchronize() = 0;
+  // Whether operands may live in `space` (already classified, never `unknown`).
+  virtual bool accepts(MemorySpace space) const = 0;
+  // The space of a Buffer whose caller passed `unknown`.
+  virtual MemorySpace native_space() const { return MemorySpace::host; }
+  // Throws Error(out_of_memory) on failure; `space` is never `unknown`.
+  virtual void* allocate(std::size_t bytes, MemorySpace space);
+  virtual void deallocate(void* p, MemorySpace space) noexcept;
+  virtual void copy_bytes(void* dst, const void* src, std::size_t bytes);
+  virtual int device() const { return -1; }
+  virtual void* native_stream() const { return nullptr; }
+};
+
+struct Probe {
+  bool usable = false;
+  std::string reason;  // why not usable
+  std::string detail;  // what runs when usable
+};
+
+// What each backend folder provides: a static descriptor returned by a function
+// named <name>_backend() (see core/src/registry.cpp).
+struct BackendDescriptor {
+  Backend id;
+  Probe (*probe)();  // cheap, no side effects beyond the backend's own lazy init
+  std::unique_ptr<BackendImpl> (*create)(const ContextOptions& options);
+  // Optional: classifies a pointer no matter which backend runs the call (CUDA tells
+  // device memory from host memory). Null for backends that cannot tell.
+  MemorySpace (*classify)(const void* p);
+};
+
+const BackendDescriptor& scalar_backend();
+const BackendDescriptor& highway_backend();
+const BackendDescriptor& kokkos_backend();
+const BackendDescriptor& cuda_backend();
+
+}  // namespace ew::detail

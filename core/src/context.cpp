@@ -1,0 +1,71 @@
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <string>
+
+#include "ew/buffer.hpp"
+#include "ew/context.hpp"
+#include "ew/error.hpp"
+#include "ew_internal/registry.hpp"
+
+namespace ew {
+
+namespace detail {
+
+// Host memory on 64-byte boundaries: whole cache lines, and aligned for any SIMD width.
+void* BackendImpl::allocate(std::size_t bytes, MemorySpace space) {
+  if (space != MemorySpace::host)
+    throw Error(Errc::invalid_argument,
+                std::string("this backend cannot allocate ") + to_string(space) + " memory");
+  if (bytes == 0) return nullptr;
+  std::size_t rounded = (bytes + 63) / 64 * 64;
+  if (rounded < bytes) throw Error(Errc::out_of_memory, "allocation of " + std::to_string(bytes) + " bytes");
+  void* p = std::aligned_alloc(64, rounded);
+  if (!p) throw Error(Errc::out_of_memory, "host allocation of " + std::to_string(bytes) + " bytes failed");
+  return p;
+}
+
+void BackendImpl::deallocate(void* p, MemorySpace) noexcept { std::free(p); }
+
+void BackendImpl::copy_bytes(void* dst, const void* src, std::size_t bytes) {
+  if (bytes) std::memcpy(dst, src, bytes);
+}
+
+void* allocate(Context& ctx, std::size_t bytes, MemorySpace& where) {
+  if (where == MemorySpace::unknown) where = ctx.impl().native_space();
+  if (!ctx.impl().accepts(where))
+    throw Error(Errc::foreign_memory, std::string("the ") + ctx.backend_name() + " backend cannot use " +
+                                          to_string(where) + " memory");
+  return ctx.impl().allocate(bytes, where);
+}
+
+void deallocate(Context& ctx, void* p, MemorySpace where) noexcept { ctx.impl().deallocate(p, where); }
+
+void copy_bytes(Context& ctx, void* dst, const void* src, std::size_t bytes) {
+  if (bytes && (!dst || !src)) throw Error(Errc::null_pointer, "copy of " + std::to_string(bytes) + " bytes with a null pointer");
+  ctx.impl().copy_bytes(dst, src, bytes);
+}
+
+void check_transfer_size(std::size_t buffer_size, std::size_t n, const char* what) {
+  if (buffer_size != n)
+    throw Error(Errc::size_mismatch, std::string(what) + ": buffer holds " + std::to_string(buffer_size) +
+                                         " elements, host array " + std::to_string(n));
+}
+
+}  // namespace detail
+
+Context::Context(Backend backend, const ContextOptions& options)
+    : backend_(resolve_backend(backend)), options_(options) {
+  if (options.threads < 0) throw Error(Errc::invalid_argument, "ContextOptions::threads must be >= 0");
+  impl_ = detail::descriptor(backend_).create(options_);
+}
+
+Context::~Context() = default;
+Context::Context(Context&&) noexcept = default;
+Context& Context::operator=(Context&&) noexcept = default;
+
+int Context::device() const { return impl_->device(); }
+void* Context::native_stream() const { return impl_->native_stream(); }
+void Context::synchronize() { impl_->synchronize(); }
+
+}  // namespace ew

@@ -1,0 +1,157 @@
+// The table of backends compiled into this build and the selection rule:
+// explicit choice, then EW_BACKEND, then the best usable backend.
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <string>
+
+#include "ew/backend.hpp"
+#include "ew/error.hpp"
+#include "ew/version.hpp"
+#include "ew_internal/registry.hpp"
+
+namespace ew {
+
+namespace detail {
+
+namespace {
+
+struct Entry {
+  Backend id;
+  const BackendDescriptor* descriptor;  // null when not compiled in
+  const char* missing;                  // why, when not compiled in
+};
+
+// Order of preference of the automatic choice.
+const Entry* entries() {
+  static const Entry table[] = {
+#ifdef EW_HAVE_CUDA
+      {Backend::cuda, &cuda_backend(), nullptr},
+#else
+      {Backend::cuda, nullptr, "compiled without CUDA (EW_ENABLE_CUDA)"},
+#endif
+#ifdef EW_HAVE_HIGHWAY
+      {Backend::highway, &highway_backend(), nullptr},
+#else
+      {Backend::highway, nullptr, "compiled without Highway (EW_ENABLE_HIGHWAY)"},
+#endif
+#ifdef EW_HAVE_KOKKOS
+      {Backend::kokkos, &kokkos_backend(), nullptr},
+#else
+      {Backend::kokkos, nullptr, "compiled without Kokkos (EW_ENABLE_KOKKOS)"},
+#endif
+      {Backend::scalar, &scalar_backend(), nullptr},
+  };
+  return table;
+}
+constexpr int entry_count = 4;
+
+BackendStatus make_status(const Entry& e) {
+  BackendStatus s;
+  s.backend = e.id;
+  s.name = to_string(e.id);
+  s.compiled = e.descriptor != nullptr;
+  if (!s.compiled) {
+    s.reason = e.missing;
+    return s;
+  }
+  Probe p = e.descriptor->probe();
+  s.usable = p.usable;
+  s.reason = p.reason;
+  s.detail = p.detail;
+  return s;
+}
+
+const std::vector<BackendStatus>& statuses() {
+  static const std::vector<BackendStatus> all = [] {
+    std::vector<BackendStatus> v;
+    for (int i = 0; i < entry_count; ++i) v.push_back(make_status(entries()[i]));
+    return v;
+  }();
+  return all;
+}
+
+const Entry& entry(Backend b) {
+  for (int i = 0; i < entry_count; ++i)
+    if (entries()[i].id == b) return entries()[i];
+  throw Error(Errc::unknown_backend, "backend enum value out of range");
+}
+
+}  // namespace
+
+const BackendDescriptor& descriptor(Backend b) {
+  const Entry& e = entry(b);
+  if (!e.descriptor) throw Error(Errc::backend_unavailable, std::string("backend '") + to_string(b) + "': " + e.missing);
+  return *e.descriptor;
+}
+
+MemorySpace classify(const void* p) {
+  for (int i = 0; i < entry_count; ++i) {
+    const Entry& e = entries()[i];
+    if (e.descriptor && e.descriptor->classify && statuses()[i].usable) return e.descriptor->classify(p);
+  }
+  return MemorySpace::host;
+}
+
+}  // namespace detail
+
+const char* to_string(Backend b) noexcept {
+  switch (b) {
+    case Backend::automatic: return "auto";
+    case Backend::scalar: return "scalar";
+    case Backend::highway: return "highway";
+    case Backend::kokkos: return "kokkos";
+    case Backend::cuda: return "cuda";
+  }
+  return "unknown";
+}
+
+constexpr const char* known_backends = "known: auto, scalar, highway, kokkos, cuda";
+
+Backend parse_backend(std::string_view name) {
+  std::string lower(name);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (lower == "auto" || lower == "automatic") return Backend::automatic;
+  for (Backend b : all_backends)
+    if (lower == to_string(b)) return b;
+  throw Error(Errc::unknown_backend, "unknown backend '" + std::string(name) + "' (" + known_backends + ")");
+}
+
+std::vector<BackendStatus> available_backends() { return detail::statuses(); }
+
+BackendStatus backend_status(Backend b) {
+  for (const BackendStatus& s : detail::statuses())
+    if (s.backend == b) return s;
+  throw Error(Errc::invalid_argument, "backend_status: 'auto' is not a backend; resolve it first");
+}
+
+Backend resolve_backend(Backend requested) {
+  const char* origin = "requested explicitly";
+  if (requested == Backend::automatic) {
+    const char* env = std::getenv("EW_BACKEND");
+    if (env && *env) {
+      try {
+        requested = parse_backend(env);
+      } catch (const Error&) {
+        throw Error(Errc::unknown_backend,
+                    "EW_BACKEND='" + std::string(env) + "' names no backend (" + known_backends + ")");
+      }
+      origin = "requested by EW_BACKEND";
+    }
+  }
+  if (requested != Backend::automatic) {
+    BackendStatus s = backend_status(requested);
+    if (!s.usable)
+      throw Error(Errc::backend_unavailable,
+                  "backend '" + s.name + "' (" + origin + ") is unavailable: " + s.reason);
+    return requested;
+  }
+  for (const BackendStatus& s : detail::statuses())
+    if (s.usable) return s.backend;
+  throw Error(Errc::internal, "no usable backend (the scalar backend is always usable)");
+}
+
+const char* version() noexcept { return EW_VERSION_STRING; }
+
+}  // namespace ew
