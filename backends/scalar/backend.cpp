@@ -26,7 +26,7 @@ std::unique_ptr<BackendImpl> create(const ContextOptions&) { return std::make_un
 }  // namespace
 
 const BackendDescriptor& scalar_backend() {
-  static const BackendDescriptor d{Backend::scalar, &probe, &create, nullptr};
+  static const BackendDescriptor d{Backend::scalar, &probe, &create, nullptr, nullptr};
   return d;
 }
 

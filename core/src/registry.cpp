@@ -152,6 +152,13 @@ Backend resolve_backend(Backend requested) {
   throw Error(Errc::internal, "no usable backend (the scalar backend is always usable)");
 }
 
+void finalize() {
+  for (int i = 0; i < detail::entry_count; ++i) {
+    const detail::BackendDescriptor* d = detail::entries()[i].descriptor;
+    if (d && d->finalize) d->finalize();
+  }
+}
+
 const char* version() noexcept { return EW_VERSION_STRING; }
 
 }  // namespace ew

@@ -29,4 +29,8 @@ Backend resolve_backend(Backend requested = Backend::automatic);
 
 const char* version() noexcept;
 
+// Releases what backends set up for the whole process (a Kokkos the library itself
+// initialized, cached device pools). Contexts must be gone first. Also runs at exit.
+void finalize();
+
 }  // namespace ew

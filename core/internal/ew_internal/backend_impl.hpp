@@ -63,6 +63,9 @@ struct BackendDescriptor {
   // Optional: classifies a pointer no matter which backend runs the call (CUDA tells
   // device memory from host memory). Null for backends that cannot tell.
   MemorySpace (*classify)(const void* p);
+  // Optional: releases process-wide state the backend created (Kokkos it initialized,
+  // cached pools). Called by ew::finalize() and at exit; must tolerate repeated calls.
+  void (*finalize)();
 };
 
 const BackendDescriptor& scalar_backend();

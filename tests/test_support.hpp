@@ -1,0 +1,150 @@
+#pragma once
+// What every test shares: fresh random data, poisoned outputs with guard zones, a
+// bit-exact comparison, and the backends to run on (unusable ones are skipped with
+// their reason, so a CPU-only machine shows the GPU cases as skipped).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ew/ew.hpp"
+
+namespace ew::test {
+
+// The scalar reference: the op table's formula, element by element.
+template <class T>
+void reference(Op op, std::size_t n, const T* a, const T* b, T* out, T s, T t) {
+  dispatch_op(op, [&](auto o) {
+    for (std::size_t i = 0; i < n; ++i) out[i] = apply<decltype(o)::value>(a[i], b ? b[i] : T(0), s, t);
+  });
+}
+
+inline std::mt19937_64& rng() {
+  static std::mt19937_64 engine(std::random_device{}());
+  return engine;
+}
+
+// Values of both signs over several binades, so that rounding differences show.
+template <class T>
+std::vector<T> random_vector(std::size_t n) {
+  std::uniform_real_distribution<T> mantissa(T(-2), T(2));
+  std::uniform_int_distribution<int> exponent(-8, 8);
+  std::vector<T> v(n);
+  for (auto& x : v) x = std::ldexp(mantissa(rng()), exponent(rng()));
+  return v;
+}
+
+template <class T>
+T random_scalar() {
+  return random_vector<T>(1)[0];
+}
+
+// A quiet NaN with a payload no op produces: an element still holding it was not written.
+template <class T>
+T poison() {
+  if constexpr (sizeof(T) == 4) {
+    std::uint32_t bits = 0x7fc0dead;
+    T v;
+    std::memcpy(&v, &bits, 4);
+    return v;
+  } else {
+    std::uint64_t bits = 0x7ff80000deaddeadull;
+    T v;
+    std::memcpy(&v, &bits, 8);
+    return v;
+  }
+}
+
+template <class T>
+bool same_bits(T x, T y) {
+  if (std::isnan(x) && std::isnan(y)) return true;  // payloads may differ between ISAs
+  return std::memcmp(&x, &y, sizeof(T)) == 0;
+}
+
+template <class T>
+bool is_poison(T x) {
+  T p = poison<T>();
+  return std::memcmp(&x, &p, sizeof(T)) == 0;
+}
+
+// Index of the first mismatch, or -1.
+template <class T>
+long long first_mismatch(const std::vector<T>& got, const std::vector<T>& want) {
+  for (std::size_t i = 0; i < want.size(); ++i)
+    if (!same_bits(got[i], want[i])) return static_cast<long long>(i);
+  return -1;
+}
+
+inline std::string skip_reason(Backend b) {
+  BackendStatus s = backend_status(b);
+  return s.usable ? std::string() : "backend " + s.name + " unusable here: " + s.reason;
+}
+
+#define EW_SKIP_IF_UNUSABLE(backend)                               \
+  do {                                                             \
+    std::string ew_reason_ = ::ew::test::skip_reason(backend);     \
+    if (!ew_reason_.empty()) GTEST_SKIP() << ew_reason_;           \
+  } while (0)
+
+}  // namespace ew::test
+
+namespace ew::test {
+
+// Offsets (in elements) of a, b and out from a 64-byte aligned allocation: all
+// aligned, all shifted alike, and shifted differently so no two agree mod 16 bytes.
+inline constexpr std::size_t offset_sets[][3] = {{0, 0, 0}, {1, 1, 1}, {1, 2, 3}};
+inline constexpr int offset_set_count = 3;
+
+// Runs `op` on `ctx` over buffers in the backend's own memory space and compares every
+// element with the scalar reference bit for bit. The output starts poisoned (random y
+// for in-place ops) and guard elements on both sides must stay poisoned.
+template <class T>
+void expect_matches_reference(Context& ctx, Op op, std::size_t n, const std::size_t (&off)[3],
+                              const std::vector<T>* special_a = nullptr) {
+  const OpInfo& oi = info(op);
+  const std::size_t total = n + 8;
+  std::vector<T> a = random_vector<T>(total), b = random_vector<T>(total);
+  if (special_a)
+    for (std::size_t i = 0; i < n && i < special_a->size(); ++i) a[off[0] + i] = (*special_a)[i], b[off[1] + n - 1 - i] = (*special_a)[i];
+  std::vector<T> out_init(total, poison<T>());
+  if (oi.in_place) {
+    std::vector<T> y = random_vector<T>(n);
+    std::copy(y.begin(), y.end(), out_init.begin() + off[2]);
+  }
+  const T s = random_scalar<T>(), t = random_scalar<T>();
+
+  std::vector<T> want = out_init;
+  const T* ref_b = oi.in_place ? out_init.data() + off[2] : (oi.input_streams == 2 ? b.data() + off[1] : nullptr);
+  reference(op, n, a.data() + off[0], ref_b, want.data() + off[2], s, t);
+
+  Buffer<T> da(ctx, total), db(ctx, total), dout(ctx, total);
+  da.upload(a.data(), total);
+  db.upload(b.data(), total);
+  dout.upload(out_init.data(), total);
+  Operands<T> args;
+  args.a = Span<const T>(da.data() + off[0], n, da.space());
+  if (oi.input_streams == 2) args.b = Span<const T>(db.data() + off[1], n, db.space());
+  args.out = Span<T>(dout.data() + off[2], n, dout.space());
+  args.s = s;
+  args.t = t;
+  run(ctx, op, args);
+  ctx.synchronize();
+
+  std::vector<T> got(total);
+  dout.download(got.data(), total);
+  long long bad = first_mismatch(got, want);
+  if (bad >= 0) {
+    std::size_t i = static_cast<std::size_t>(bad);
+    bool guard = i < off[2] || i >= off[2] + n;
+    FAIL() << ctx.backend_name() << " " << to_string(op) << " " << to_string(dtype_v<T>) << " n=" << n
+           << " offsets {" << off[0] << "," << off[1] << "," << off[2] << "}: "
+           << (guard ? "guard element " : "element ") << i << " is " << got[i] << ", expected " << want[i]
+           << (is_poison(got[i]) ? " (never written)" : "");
+  }
+}
+
+}  // namespace ew::test

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# On the GPU machine: unpack .deps/*.deb into /opt/ewdeps (never into /), show the
+# GPU, and configure a build of the project for the GPU at hand in $1 (default
+# build-gpu) with any further CMake arguments. Usage from a `device` run:
+#   bash tools/device/prepare.sh build-gpu -DEW_ENABLE_KOKKOS=OFF && cmake --build build-gpu -j
+set -euo pipefail
+build=${1:-build-gpu}
+shift || true
+mkdir -p /opt/ewdeps
+for f in .deps/*.deb; do dpkg -x "$f" /opt/ewdeps; done
+export LD_LIBRARY_PATH=/opt/ewdeps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+nvidia-smi --query-gpu=name,memory.total,clocks.max.memory,driver_version --format=csv,noheader || true
+arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d .)
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_PREFIX_PATH=/opt/ewdeps/usr -DCMAKE_CUDA_ARCHITECTURES="${arch:-90}" \
+  -DEW_ENABLE_CUDA=ON "$@" > "$build.configure.log" 2>&1 || { cat "$build.configure.log"; exit 1; }
+grep -A8 "backends:" "$build.configure.log" || true
