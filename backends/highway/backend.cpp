@@ -1,0 +1,153 @@
+// The Highway backend: SIMD kernels chosen per CPU at run time (kernels.cc), spread
+// over the cores with OpenMP. Each thread takes one contiguous chunk whose bounds
+// fall on cache lines of the output, so no two threads ever write the same line.
+#include "backend.hpp"
+
+#include <omp.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <fstream>
+#include <string>
+
+#include "ew_internal/backend_impl.hpp"
+#include "kernels.hpp"
+
+namespace ew::detail {
+
+namespace highway {
+
+namespace {
+
+// Largest cache of cpu0 in sysfs; sysconf where sysfs is missing (some VMs report
+// the sum of all L3 slices there, so it comes second); 32 MiB otherwise.
+std::size_t last_level_cache_bytes() {
+  std::size_t best = 0;
+  int best_level = 0;
+  for (int index = 0; index < 8; ++index) {
+    const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) + "/";
+    std::ifstream level_file(dir + "level"), size_file(dir + "size");
+    int level = 0;
+    std::string size;
+    if (!(level_file >> level) || !(size_file >> size) || size.empty()) continue;
+    std::size_t bytes = std::stoull(size);
+    const char unit = size.back();
+    if (unit == 'K') bytes <<= 10;
+    else if (unit == 'M') bytes <<= 20;
+    if (level >= best_level) best_level = level, best = bytes;
+  }
+  if (best) return best;
+#ifdef _SC_LEVEL3_CACHE_SIZE
+  const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+  if (l3 > 0) return static_cast<std::size_t>(l3);
+#endif
+  return std::size_t(32) << 20;
+}
+
+// Below this many elements an OpenMP region costs more than the second core saves
+// (measured on a 2-core EPYC, see docs/performance/cpu.md).
+constexpr std::size_t default_parallel_elements = std::size_t(1) << 15;
+
+Tuning default_tuning() { return {last_level_cache_bytes(), default_parallel_elements}; }
+
+std::atomic<std::size_t> streaming_bytes{default_tuning().streaming_bytes};
+std::atomic<std::size_t> parallel_elements{default_parallel_elements};
+std::atomic<std::size_t> streamed{0};
+
+constexpr std::size_t cache_line = 64;
+
+// Thread `me` of `team` gets whole cache lines of the output; thread 0 also takes the
+// partial line before the first boundary and the last thread the partial line at the end.
+struct Piece {
+  std::size_t begin, end;
+};
+Piece piece(std::uintptr_t out, std::size_t element, std::size_t n, int me, int team) {
+  const std::size_t per_line = cache_line / element;
+  const std::size_t head = std::min(n, (cache_line - out % cache_line) % cache_line / element);
+  const std::size_t lines = (n - head) / per_line;
+  const std::size_t share = lines / team, extra = lines % team;
+  auto line_start = [&](std::size_t k) { return k * share + std::min(k, extra); };
+  const std::size_t k = static_cast<std::size_t>(me);
+  Piece p{head + line_start(k) * per_line, head + line_start(k + 1) * per_line};
+  if (me == 0) p.begin = 0;
+  if (me == team - 1) p.end = n;
+  return p;
+}
+
+template <class T>
+void run_typed(const OpCall& c, int threads) {
+  const T* a = c.a_as<T>();
+  const T* b = c.b_as<T>();
+  T* out = c.out_as<T>();
+  const T s = static_cast<T>(c.s), t = static_cast<T>(c.t);
+  const bool stream = c.n * sizeof(T) > streaming_bytes.load(std::memory_order_relaxed);
+  if (stream) streamed.fetch_add(1, std::memory_order_relaxed);
+  if (threads == 1 || c.n < parallel_elements.load(std::memory_order_relaxed)) {
+    run_chunk(c.op, c.n, a, b, out, s, t, stream);
+    return;
+  }
+#pragma omp parallel num_threads(threads)
+  {
+    const Piece p = piece(reinterpret_cast<std::uintptr_t>(out), sizeof(T), c.n, omp_get_thread_num(),
+                          omp_get_num_threads());
+    if (p.end > p.begin)
+      run_chunk(c.op, p.end - p.begin, a + p.begin, b ? b + p.begin : nullptr, out + p.begin, s, t, stream);
+  }
+}
+
+}  // namespace
+
+Tuning tuning() { return {streaming_bytes.load(), parallel_elements.load()}; }
+
+void set_tuning(const Tuning& t) {
+  streaming_bytes.store(t.streaming_bytes);
+  parallel_elements.store(t.parallel_elements);
+}
+
+void reset_tuning() { set_tuning(default_tuning()); }
+
+std::size_t streaming_calls() { return streamed.load(); }
+
+}  // namespace highway
+
+namespace {
+
+int hardware_threads() { return std::max(1, omp_get_num_procs()); }
+
+class HighwayBackend final : public BackendImpl {
+ public:
+  explicit HighwayBackend(int threads) : threads_(threads > 0 ? threads : hardware_threads()) {}
+
+  void run(const OpCall& call) override {
+    if (call.dtype == DType::f32)
+      highway::run_typed<float>(call, threads_);
+    else
+      highway::run_typed<double>(call, threads_);
+  }
+  void synchronize() override {}
+  bool accepts(MemorySpace space) const override { return space != MemorySpace::device; }
+
+ private:
+  int threads_;
+};
+
+Probe probe() {
+  return {true, "",
+          "targets: " + highway::compiled_targets() + "; chosen: " + highway::chosen_target() +
+              "; threads: " + std::to_string(hardware_threads())};
+}
+
+std::unique_ptr<BackendImpl> create(const ContextOptions& options) {
+  return std::make_unique<HighwayBackend>(options.threads);
+}
+
+}  // namespace
+
+const BackendDescriptor& highway_backend() {
+  static const BackendDescriptor d{Backend::highway, &probe, &create, nullptr, nullptr};
+  return d;
+}
+
+}  // namespace ew::detail

@@ -1,0 +1,25 @@
+#pragma once
+// Knobs of the Highway backend that tests (and the benchmark) reach directly; the
+// defaults come from this machine's caches and need no tuning by users.
+#include <cstddef>
+
+namespace ew::detail::highway {
+
+struct Tuning {
+  // Outputs larger than this many bytes are written with non-temporal stores.
+  // Default: the last-level cache size (sysfs, then sysconf, then 32 MiB).
+  std::size_t streaming_bytes;
+  // Ops over fewer elements run on the calling thread with no OpenMP region.
+  std::size_t parallel_elements;
+};
+
+Tuning tuning();
+// Replaces the tuning for every context (tests lower the thresholds to reach the
+// streaming and threaded paths with small arrays); reset_tuning() restores the defaults.
+void set_tuning(const Tuning& t);
+void reset_tuning();
+
+// How many op calls took the streaming-store path so far (lets a test assert it ran).
+std::size_t streaming_calls();
+
+}  // namespace ew::detail::highway
