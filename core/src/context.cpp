@@ -39,11 +39,12 @@ void* allocate(Context& ctx, std::size_t bytes, MemorySpace& where) {
   return ctx.impl().allocate(bytes, where);
 }
 
-void deallocate(Context& ctx, void* p, MemorySpace where) noexcept { ctx.impl().deallocate(p, where); }
+void deallocate(BackendImpl& backend, void* p, MemorySpace where) noexcept { backend.deallocate(p, where); }
 
-void copy_bytes(Context& ctx, void* dst, const void* src, std::size_t bytes) {
-  if (bytes && (!dst || !src)) throw Error(Errc::null_pointer, "copy of " + std::to_string(bytes) + " bytes with a null pointer");
-  ctx.impl().copy_bytes(dst, src, bytes);
+void copy_bytes(BackendImpl& backend, void* dst, const void* src, std::size_t bytes) {
+  if (bytes && (!dst || !src))
+    throw Error(Errc::null_pointer, "copy of " + std::to_string(bytes) + " bytes with a null pointer");
+  backend.copy_bytes(dst, src, bytes);
 }
 
 void check_transfer_size(std::size_t buffer_size, std::size_t n, const char* what) {

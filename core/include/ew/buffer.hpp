@@ -8,30 +8,31 @@ namespace ew {
 
 namespace detail {
 void* allocate(Context& ctx, std::size_t bytes, MemorySpace& where);
-void deallocate(Context& ctx, void* p, MemorySpace where) noexcept;
-void copy_bytes(Context& ctx, void* dst, const void* src, std::size_t bytes);
+void deallocate(BackendImpl& backend, void* p, MemorySpace where) noexcept;
+void copy_bytes(BackendImpl& backend, void* dst, const void* src, std::size_t bytes);
 void check_transfer_size(std::size_t buffer_size, std::size_t n, const char* what);
 }  // namespace detail
 
 // An owning array in a backend's memory space. `unknown` takes the backend's own
 // space (device memory for cuda, host for CPU backends). Allocation failure throws
-// Error(out_of_memory). The buffer must not outlive its context.
+// Error(out_of_memory). The buffer must not outlive its context (moving the context
+// is fine: the buffer holds the backend, not the Context object).
 template <class T>
 class Buffer {
  public:
   Buffer(Context& ctx, std::size_t n, MemorySpace where = MemorySpace::unknown)
-      : ctx_(&ctx), size_(n), space_(where) {
+      : backend_(&ctx.impl()), size_(n), space_(where) {
     data_ = static_cast<T*>(detail::allocate(ctx, n * sizeof(T), space_));
   }
   ~Buffer() { reset(); }
-  Buffer(Buffer&& o) noexcept : ctx_(o.ctx_), data_(o.data_), size_(o.size_), space_(o.space_) {
+  Buffer(Buffer&& o) noexcept : backend_(o.backend_), data_(o.data_), size_(o.size_), space_(o.space_) {
     o.data_ = nullptr;
     o.size_ = 0;
   }
   Buffer& operator=(Buffer&& o) noexcept {
     if (this != &o) {
       reset();
-      ctx_ = o.ctx_, data_ = o.data_, size_ = o.size_, space_ = o.space_;
+      backend_ = o.backend_, data_ = o.data_, size_ = o.size_, space_ = o.space_;
       o.data_ = nullptr, o.size_ = 0;
     }
     return *this;
@@ -49,19 +50,19 @@ class Buffer {
   // Blocking copies between this buffer and host memory of the same length.
   void upload(const T* host, std::size_t n) {
     detail::check_transfer_size(size_, n, "Buffer::upload");
-    detail::copy_bytes(*ctx_, data_, host, n * sizeof(T));
+    detail::copy_bytes(*backend_, data_, host, n * sizeof(T));
   }
   void download(T* host, std::size_t n) const {
     detail::check_transfer_size(size_, n, "Buffer::download");
-    detail::copy_bytes(*ctx_, host, data_, n * sizeof(T));
+    detail::copy_bytes(*backend_, host, data_, n * sizeof(T));
   }
 
  private:
   void reset() noexcept {
-    if (data_) detail::deallocate(*ctx_, data_, space_);
+    if (data_) detail::deallocate(*backend_, data_, space_);
     data_ = nullptr;
   }
-  Context* ctx_;
+  detail::BackendImpl* backend_;
   T* data_ = nullptr;
   std::size_t size_;
   MemorySpace space_;
