@@ -1,0 +1,233 @@
+// The cuda backend: a context binds one device and one stream (its own, or the
+// caller's); ops are enqueued on that stream and synchronize() waits for them.
+// Device-resident operands (device or managed memory) go straight to the kernels;
+// any host-resident operand sends the op through the chunked transfer pipeline.
+// The CUDA runtime is linked statically, so on a machine without a driver the library
+// loads and the probe reports why this backend is unusable.
+#include <algorithm>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include <cuda_runtime.h>
+
+#include "cuda_error.hpp"
+#include "ew_internal/backend_impl.hpp"
+#include "kernels.hpp"
+#include "memory.hpp"
+#include "pipeline.hpp"
+
+namespace ew::detail {
+
+namespace {
+
+using namespace cuda;
+
+std::string version_string(int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
+
+// ContextOptions::device, else EW_DEVICE, else 0; an index outside the machine's
+// devices is invalid_argument.
+int choose_device(const ContextOptions& o) {
+  int count = 0;
+  check(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
+  int device = o.device;
+  std::string origin = "ContextOptions::device";
+  if (device < 0) {
+    const char* env = std::getenv("EW_DEVICE");
+    device = 0;
+    if (env && *env) {
+      char* end = nullptr;
+      long v = std::strtol(env, &end, 10);
+      if (*end != '\0' || v < 0 || v > 1 << 20)
+        throw Error(Errc::invalid_argument, "EW_DEVICE='" + std::string(env) + "' is not a device index");
+      device = static_cast<int>(v);
+      origin = "EW_DEVICE";
+    }
+  }
+  if (device >= count)
+    throw Error(Errc::invalid_argument, "cuda: " + origin + " = " + std::to_string(device) + " but this machine has " +
+                                            std::to_string(count) + " CUDA device(s)");
+  return device;
+}
+
+cudaError_t malloc_device(void** p, std::size_t bytes) { return cudaMalloc(p, bytes); }
+cudaError_t malloc_pinned(void** p, std::size_t bytes) { return cudaMallocHost(p, bytes); }
+cudaError_t malloc_managed(void** p, std::size_t bytes) { return cudaMallocManaged(p, bytes, cudaMemAttachGlobal); }
+
+class CudaBackend final : public BackendImpl {
+ public:
+  explicit CudaBackend(const ContextOptions& o)
+      : device_pool_(&malloc_device, &cudaFree, "cudaMalloc"),
+        pinned_pool_(&malloc_pinned, &cudaFreeHost, "cudaMallocHost"),
+        managed_pool_(&malloc_managed, &cudaFree, "cudaMallocManaged") {
+    if (o.staging_bytes != 0 && o.staging_bytes < kMinStagingBytes)
+      throw Error(Errc::invalid_argument, "ContextOptions::staging_bytes must be 0 (the default, 256 MiB) or at least " +
+                                              std::to_string(kMinStagingBytes) + " bytes");
+    staging_bytes_ = o.staging_bytes ? o.staging_bytes : kDefaultStagingBytes;
+    copy_threads_ = o.threads > 0 ? o.threads : std::max(1u, std::thread::hardware_concurrency());
+    if (o.stream && o.device < 0) {
+      // A borrowed stream names its device.
+      check(cudaStreamGetDevice(static_cast<cudaStream_t>(o.stream), &device_), "cudaStreamGetDevice");
+    } else {
+      device_ = choose_device(o);
+    }
+    check(cudaSetDevice(device_), "cudaSetDevice");
+    check(cudaDeviceGetAttribute(&shape_.sm_count, cudaDevAttrMultiProcessorCount, device_),
+          "cudaDeviceGetAttribute");
+    if (o.stream) {
+      stream_ = static_cast<cudaStream_t>(o.stream);
+    } else {
+      check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+      owns_stream_ = true;
+    }
+  }
+
+  ~CudaBackend() override {
+    int current = -1;
+    cudaGetDevice(&current);
+    if (current != device_) cudaSetDevice(device_);
+    cudaStreamSynchronize(stream_);
+    pipeline_.reset();
+    device_pool_.release_cached();
+    pinned_pool_.release_cached();
+    managed_pool_.release_cached();
+    if (owns_stream_) cudaStreamDestroy(stream_);
+    cudaGetLastError();
+  }
+
+  void run(const OpCall& c) override {
+    guarded([&] {
+      if (is_host(c.a_space) || (c.b && is_host(c.b_space)) || is_host(c.out_space))
+        pipeline().run(c, stream_, shape_);
+      else
+        check(launch(c.op, c.dtype, c.n, c.a, c.b, c.out, c.s, c.t, shape_, stream_), "kernel launch");
+    });
+  }
+
+  void synchronize() override {
+    guarded([&] { check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize"); });
+  }
+
+  bool accepts(MemorySpace) const override { return true; }
+  MemorySpace native_space() const override { return MemorySpace::device; }
+
+  void* allocate(std::size_t bytes, MemorySpace space) override {
+    void* p = nullptr;
+    guarded([&] {
+      switch (space) {
+        case MemorySpace::device: p = device_pool_.allocate(bytes); break;
+        case MemorySpace::pinned: p = pinned_pool_.allocate(bytes); break;
+        case MemorySpace::managed: p = managed_pool_.allocate(bytes); break;
+        default: p = BackendImpl::allocate(bytes, space);
+      }
+    });
+    return p;
+  }
+
+  void deallocate(void* p, MemorySpace space) noexcept override {
+    switch (space) {
+      case MemorySpace::device: device_pool_.deallocate(p); break;
+      case MemorySpace::pinned: pinned_pool_.deallocate(p); break;
+      case MemorySpace::managed: managed_pool_.deallocate(p); break;
+      default: BackendImpl::deallocate(p, space);
+    }
+  }
+
+  void copy_bytes(void* dst, const void* src, std::size_t bytes) override {
+    guarded([&] {
+      check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream_), "cudaMemcpyAsync");
+      check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize after a copy");
+    });
+  }
+
+  int device() const override { return device_; }
+  void* native_stream() const override { return stream_; }
+
+ private:
+  static bool is_host(MemorySpace s) { return s == MemorySpace::host || s == MemorySpace::pinned; }
+
+  // Runs f with this context's device current. A sticky error makes every later call
+  // of this context fail at once with the first message.
+  template <class F>
+  void guarded(F&& f) {
+    if (!fatal_.empty()) throw Error(Errc::device_fatal, fatal_);
+    int current = -1;
+    check(cudaGetDevice(&current), "cudaGetDevice");
+    if (current != device_) check(cudaSetDevice(device_), "cudaSetDevice");
+    try {
+      f();
+    } catch (const Error& e) {
+      if (e.code() == Errc::device_fatal) fatal_ = e.what();
+      throw;
+    }
+  }
+
+  HostPipeline& pipeline() {
+    if (!pipeline_) pipeline_ = std::make_unique<HostPipeline>(staging_bytes_, copy_threads_);
+    return *pipeline_;
+  }
+
+  int device_ = 0;
+  cudaStream_t stream_ = nullptr;
+  bool owns_stream_ = false;
+  LaunchShape shape_;
+  std::string fatal_;
+  std::size_t staging_bytes_ = 0;
+  int copy_threads_ = 1;
+  CachingAllocator device_pool_, pinned_pool_, managed_pool_;
+  std::unique_ptr<HostPipeline> pipeline_;
+};
+
+Probe probe() {
+  int count = 0;
+  cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    int runtime = 0;
+    cudaRuntimeGetVersion(&runtime);
+    std::string why = e == cudaErrorNoDevice             ? "no CUDA device"
+                      : e == cudaErrorInsufficientDriver ? "no CUDA driver, or one older than the CUDA " +
+                                                               version_string(runtime) + " runtime"
+                                                         : "CUDA cannot start";
+    return {false, why + " (cudaGetDeviceCount: " + describe(e) + ")", ""};
+  }
+  if (count == 0) return {false, "no CUDA device", ""};
+  int driver = 0;
+  cudaDriverGetVersion(&driver);
+  cudaDeviceProp prop{};
+  if ((e = cudaGetDeviceProperties(&prop, 0)) != cudaSuccess) {
+    cudaGetLastError();
+    return {false, "device 0 cannot be queried (cudaGetDeviceProperties: " + describe(e) + ")", ""};
+  }
+  std::string detail = std::string(prop.name) + ", sm_" + std::to_string(prop.major) + std::to_string(prop.minor) +
+                       ", " + std::to_string(prop.multiProcessorCount) + " SMs, driver " + version_string(driver);
+  if (count > 1) detail += " (device 0 of " + std::to_string(count) + ")";
+  return {true, "", detail};
+}
+
+std::unique_ptr<BackendImpl> create(const ContextOptions& options) { return std::make_unique<CudaBackend>(options); }
+
+// Cheap, and never leaves an error behind for the next CUDA call to find.
+MemorySpace classify(const void* p) {
+  cudaPointerAttributes attr{};
+  if (cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
+    cudaGetLastError();
+    return MemorySpace::host;
+  }
+  switch (attr.type) {
+    case cudaMemoryTypeHost: return MemorySpace::pinned;
+    case cudaMemoryTypeDevice: return MemorySpace::device;
+    case cudaMemoryTypeManaged: return MemorySpace::managed;
+    default: return MemorySpace::host;
+  }
+}
+
+}  // namespace
+
+const BackendDescriptor& cuda_backend() {
+  static const BackendDescriptor d{Backend::cuda, &probe, &create, &classify, nullptr};
+  return d;
+}
+
+}  // namespace ew::detail

@@ -1,0 +1,50 @@
+// Launches the product's kernels: one policy (Unroll, plain cache hints), chosen from
+// the measurements in docs/performance/cuda.md; bench/cuda compares it with others.
+#include "kernels.cuh"
+#include "kernels.hpp"
+
+namespace ew::detail::cuda {
+
+namespace {
+
+constexpr int kUnroll = 4;
+constexpr Hint kHint = Hint::plain;
+
+template <Op op, class T, bool Aligned>
+cudaError_t launch_typed(const StreamArgs<T>& p, int& blocks_per_sm, int sm_count, cudaStream_t stream) {
+  auto kernel = stream_kernel<op, T, kUnroll, Aligned, kHint>;
+  if (blocks_per_sm == 0) {
+    cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kernel, kThreads, 0);
+    if (e != cudaSuccess) return e;
+    if (blocks_per_sm < 1) blocks_per_sm = 1;
+  }
+  const unsigned blocks = grid_blocks(p.vectors, std::uint64_t(blocks_per_sm) * sm_count);
+  kernel<<<blocks, kThreads, 0, stream>>>(p);
+  return cudaGetLastError();
+}
+
+template <class T>
+cudaError_t launch_dtype(Op op, std::size_t n, const T* a, const T* b, T* out, T s, T t, LaunchShape& shape,
+                         cudaStream_t stream) {
+  const StreamArgs<T> p = make_stream_args(n, a, b, out, s, t);
+  const bool aligned = p.a_vector && p.b_vector;
+  return dispatch_op(op, [&](auto o) {
+    constexpr Op op_v = decltype(o)::value;
+    int(&occupancy)[2] = shape.blocks_per_sm[static_cast<int>(op_v)][dtype_v<T> == DType::f64];
+    return aligned ? launch_typed<op_v, T, true>(p, occupancy[1], shape.sm_count, stream)
+                   : launch_typed<op_v, T, false>(p, occupancy[0], shape.sm_count, stream);
+  });
+}
+
+}  // namespace
+
+cudaError_t launch(Op op, DType dtype, std::size_t n, const void* a, const void* b, void* out, double s, double t,
+                   LaunchShape& shape, cudaStream_t stream) {
+  if (dtype == DType::f32)
+    return launch_dtype<float>(op, n, static_cast<const float*>(a), static_cast<const float*>(b),
+                               static_cast<float*>(out), static_cast<float>(s), static_cast<float>(t), shape, stream);
+  return launch_dtype<double>(op, n, static_cast<const double*>(a), static_cast<const double*>(b),
+                              static_cast<double*>(out), s, t, shape, stream);
+}
+
+}  // namespace ew::detail::cuda

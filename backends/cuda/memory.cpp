@@ -1,0 +1,117 @@
+#include "memory.hpp"
+
+#include <cstring>
+#include <string>
+
+#include "cuda_error.hpp"
+
+namespace ew::detail::cuda {
+
+namespace {
+// Size classes: multiples of 512 bytes up to 1 MiB, then of 1 MiB, so that nearby
+// sizes share blocks and a block wastes little.
+std::size_t size_class(std::size_t bytes) {
+  const std::size_t step = bytes <= (std::size_t(1) << 20) ? 512 : (std::size_t(1) << 20);
+  return (bytes + step - 1) / step * step;
+}
+}  // namespace
+
+void* CachingAllocator::allocate(std::size_t bytes) {
+  if (bytes == 0) return nullptr;
+  const std::size_t cls = size_class(bytes);
+  if (cls < bytes) throw Error(Errc::out_of_memory, std::string("cuda: ") + what_ + " of " + std::to_string(bytes) + " bytes");
+  auto it = cached_.find(cls);
+  if (it != cached_.end()) {
+    void* p = it->second;
+    cached_.erase(it);
+    live_.emplace(p, cls);
+    return p;
+  }
+  void* p = nullptr;
+  cudaError_t e = alloc_(&p, cls);
+  if (e == cudaErrorMemoryAllocation && !cached_.empty()) {
+    cudaGetLastError();
+    release_cached();
+    e = alloc_(&p, cls);
+  }
+  if (e != cudaSuccess) throw_error(e, std::string(what_) + " of " + std::to_string(bytes) + " bytes");
+  live_.emplace(p, cls);
+  return p;
+}
+
+void CachingAllocator::deallocate(void* p) noexcept {
+  if (!p) return;
+  auto it = live_.find(p);
+  if (it == live_.end()) return;  // not ours: nothing to give back
+  cached_.emplace(it->second, p);
+  live_.erase(it);
+}
+
+void CachingAllocator::release_cached() noexcept {
+  for (auto& [cls, p] : cached_) free_(p);
+  cached_.clear();
+}
+
+CopyTeam::CopyTeam(int threads) : shares_(threads < 1 ? 1 : threads) {
+  for (int w = 1; w < shares_; ++w) workers_.emplace_back([this, w] { work(w); });
+}
+
+CopyTeam::~CopyTeam() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  for (auto& t : workers_) t.join();
+}
+
+void CopyTeam::copy_share(int share) const {
+  // This share's bytes of the concatenation of all segments.
+  const std::size_t begin = job_bytes_ * share / shares_, end = job_bytes_ * (share + 1) / shares_;
+  std::size_t pos = 0;
+  for (const Segment& s : *job_) {
+    if (end <= pos) break;
+    const std::size_t lo = begin > pos ? begin - pos : 0;
+    const std::size_t hi = end - pos < s.bytes ? end - pos : s.bytes;
+    if (lo < hi) std::memcpy(static_cast<char*>(s.dst) + lo, static_cast<const char*>(s.src) + lo, hi - lo);
+    pos += s.bytes;
+  }
+}
+
+void CopyTeam::copy(const std::vector<Segment>& segments) {
+  std::size_t total = 0;
+  for (const Segment& s : segments) total += s.bytes;
+  if (total == 0) return;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    job_ = &segments;
+    job_bytes_ = total;
+    pending_ = shares_ - 1;
+    ++generation_;
+  }
+  wake_.notify_all();
+  copy_share(0);
+  std::unique_lock<std::mutex> lock(mutex_);
+  done_.wait(lock, [this] { return pending_ == 0; });
+  job_ = nullptr;
+}
+
+void CopyTeam::work(int share) {
+  unsigned long seen = 0;
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
+      if (stop_) return;
+      seen = generation_;
+    }
+    copy_share(share);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      --pending_;
+    }
+    done_.notify_one();
+  }
+}
+
+}  // namespace ew::detail::cuda

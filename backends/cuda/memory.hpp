@@ -1,0 +1,73 @@
+#pragma once
+// Memory the cuda backend hands out: a caching allocator per context and memory space
+// (so repeated Buffer allocations of a steady state make no cudaMalloc), and a team of
+// host threads that copies pageable memory to and from pinned staging.
+#include <condition_variable>
+#include <cstddef>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include <cuda_runtime.h>
+
+namespace ew::detail::cuda {
+
+// Keeps freed blocks for reuse by a later request of the same size class. Blocks are
+// reused only on the owning context's stream order, so no extra synchronization is
+// needed. Everything cached is released when an allocation fails (then retried once)
+// and when the allocator is destroyed.
+class CachingAllocator {
+ public:
+  using AllocFn = cudaError_t (*)(void**, std::size_t);
+  using FreeFn = cudaError_t (*)(void*);
+  CachingAllocator(AllocFn alloc, FreeFn free, const char* what) : alloc_(alloc), free_(free), what_(what) {}
+  ~CachingAllocator() { release_cached(); }
+  CachingAllocator(const CachingAllocator&) = delete;
+  CachingAllocator& operator=(const CachingAllocator&) = delete;
+
+  void* allocate(std::size_t bytes);  // throws Error(out_of_memory) with the CUDA error name
+  void deallocate(void* p) noexcept;
+  void release_cached() noexcept;
+
+ private:
+  AllocFn alloc_;
+  FreeFn free_;
+  const char* what_;
+  std::unordered_map<void*, std::size_t> live_;  // block -> its size class
+  std::multimap<std::size_t, void*> cached_;      // size class -> free blocks
+};
+
+// Parallel memcpy over a list of segments: the calling thread and `threads - 1`
+// workers each take an equal share of the bytes; copy() returns when all are done.
+class CopyTeam {
+ public:
+  struct Segment {
+    void* dst;
+    const void* src;
+    std::size_t bytes;
+  };
+  explicit CopyTeam(int threads);
+  ~CopyTeam();
+  CopyTeam(const CopyTeam&) = delete;
+  CopyTeam& operator=(const CopyTeam&) = delete;
+
+  void copy(const std::vector<Segment>& segments);
+
+ private:
+  void copy_share(int share) const;
+  void work(int share);
+
+  int shares_;
+  std::vector<std::thread> workers_;
+  std::mutex mutex_;
+  std::condition_variable wake_, done_;
+  const std::vector<Segment>* job_ = nullptr;
+  std::size_t job_bytes_ = 0;
+  unsigned long generation_ = 0;
+  int pending_ = 0;
+  bool stop_ = false;
+};
+
+}  // namespace ew::detail::cuda

@@ -1,0 +1,153 @@
+#include "pipeline.hpp"
+
+#include <algorithm>
+#include <thread>
+
+#include "cuda_error.hpp"
+
+namespace ew::detail::cuda {
+
+namespace {
+
+enum class Residence { device, pinned, pageable };
+
+Residence residence(MemorySpace s) {
+  if (s == MemorySpace::pinned) return Residence::pinned;
+  if (s == MemorySpace::host) return Residence::pageable;
+  return Residence::device;  // device or managed: the kernel reads it where it is
+}
+
+// Chunks of pinned-only calls: small enough that filling and draining the pipeline
+// costs little (the first H2D and last D2H are not overlapped), large enough that
+// each copy runs near the link's rate.
+constexpr std::size_t kPinnedChunkBytes = std::size_t(8) << 20;
+
+}  // namespace
+
+HostPipeline::HostPipeline(std::size_t staging_bytes, int copy_threads)
+    : chunk_bytes_(staging_bytes / (kSlots * kArrays) / 256 * 256), copy_threads_(copy_threads) {
+  for (Slot& s : slots_) {
+    check(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags (pipeline)");
+    check(cudaEventCreateWithFlags(&s.done, cudaEventDisableTiming), "cudaEventCreateWithFlags (pipeline)");
+  }
+  check(cudaEventCreateWithFlags(&ready_, cudaEventDisableTiming), "cudaEventCreateWithFlags (pipeline)");
+}
+
+HostPipeline::~HostPipeline() {
+  for (Slot& s : slots_) {
+    if (s.stream) cudaStreamSynchronize(s.stream);
+    if (s.scratch) cudaFree(s.scratch);
+    if (s.staging) cudaFreeHost(s.staging);
+    if (s.done) cudaEventDestroy(s.done);
+    if (s.stream) cudaStreamDestroy(s.stream);
+  }
+  if (ready_) cudaEventDestroy(ready_);
+  cudaGetLastError();
+}
+
+void HostPipeline::ensure_scratch() {
+  for (Slot& s : slots_)
+    if (!s.scratch) check(cudaMalloc(&s.scratch, kArrays * chunk_bytes_), "cudaMalloc (pipeline scratch)");
+}
+
+void HostPipeline::ensure_staging() {
+  for (Slot& s : slots_)
+    if (!s.staging) check(cudaMallocHost(&s.staging, kArrays * chunk_bytes_), "cudaMallocHost (pipeline staging)");
+}
+
+CopyTeam& HostPipeline::team() {
+  if (!team_) team_ = std::make_unique<CopyTeam>(copy_threads_);
+  return *team_;
+}
+
+void HostPipeline::run(const OpCall& c, cudaStream_t main, LaunchShape& shape) {
+  const std::size_t elem = size_of(c.dtype);
+  const bool has_b = c.b != nullptr;
+  // Operands 0: a, 1: b, 2: out. Identical pointers share one region (exact aliasing),
+  // so an in-place op or add(x, x) moves each array once.
+  const void* user[kArrays] = {c.a, c.b, c.out};
+  Residence where[kArrays] = {residence(c.a_space), has_b ? residence(c.b_space) : Residence::device,
+                              residence(c.out_space)};
+  int region[kArrays] = {0, 1, 2};
+  if (has_b && c.b == c.a) region[1] = 0;
+  if (c.out == c.a) region[2] = 0;
+  else if (has_b && c.out == c.b) region[2] = region[1];
+
+  bool any_pageable = false;
+  for (int k = 0; k < kArrays; ++k) any_pageable |= (k != 1 || has_b) && where[k] == Residence::pageable;
+  ensure_scratch();
+  if (any_pageable) ensure_staging();
+  const std::size_t chunk = (any_pageable ? chunk_bytes_ : std::min(chunk_bytes_, kPinnedChunkBytes)) / elem;
+
+  for (Slot& s : slots_) s.pending_drain = false;  // left over only by a call that threw
+  check(cudaEventRecord(ready_, main), "cudaEventRecord (pipeline start)");
+  for (Slot& s : slots_) check(cudaStreamWaitEvent(s.stream, ready_, 0), "cudaStreamWaitEvent (pipeline start)");
+
+  std::vector<CopyTeam::Segment> host_copies;
+  auto drain = [&](Slot& s) {
+    check(cudaEventSynchronize(s.done), "pipeline chunk");
+    s.in_use = false;
+    if (s.pending_drain)
+      host_copies.push_back({static_cast<char*>(c.out) + s.drain_offset * elem, s.staging + 2 * chunk_bytes_,
+                             s.drain_count * elem});
+    s.pending_drain = false;
+  };
+
+  const std::size_t chunks = (c.n + chunk - 1) / chunk;
+  for (std::size_t i = 0; i < chunks; ++i) {
+    Slot& s = slots_[i % kSlots];
+    const std::size_t offset = i * chunk, count = std::min(chunk, c.n - offset), bytes = count * elem;
+    host_copies.clear();
+    if (any_pageable && s.in_use) drain(s);  // its staging is about to be refilled
+    void* operand[kArrays];
+    for (int k = 0; k < kArrays; ++k) {
+      if (k == 1 && !has_b) {
+        operand[k] = nullptr;
+        continue;
+      }
+      char* at = const_cast<char*>(static_cast<const char*>(user[k])) + offset * elem;
+      if (where[k] == Residence::device) {
+        operand[k] = at;
+        continue;
+      }
+      operand[k] = s.scratch + region[k] * chunk_bytes_;
+      if (k < 2 && where[k] == Residence::pageable && region[k] == k)
+        host_copies.push_back({s.staging + k * chunk_bytes_, at, bytes});
+    }
+    team().copy(host_copies);
+    for (int k = 0; k < 2; ++k) {
+      if ((k == 1 && (!has_b || region[1] != 1)) || where[k] == Residence::device) continue;
+      const char* src = where[k] == Residence::pinned ? static_cast<const char*>(user[k]) + offset * elem
+                                                      : s.staging + k * chunk_bytes_;
+      check(cudaMemcpyAsync(operand[k], src, bytes, cudaMemcpyHostToDevice, s.stream), "cudaMemcpyAsync (pipeline H2D)");
+    }
+    check(launch(c.op, c.dtype, count, operand[0], operand[1], operand[2], c.s, c.t, shape, s.stream),
+          "kernel launch (pipeline)");
+    if (where[2] != Residence::device) {
+      // A pageable output lands in its own staging region even when its scratch is an
+      // input's: the next fill of this slot may then run beside its drain.
+      char* dst = where[2] == Residence::pinned ? static_cast<char*>(c.out) + offset * elem
+                                                : s.staging + 2 * chunk_bytes_;
+      check(cudaMemcpyAsync(dst, operand[2], bytes, cudaMemcpyDeviceToHost, s.stream), "cudaMemcpyAsync (pipeline D2H)");
+      s.pending_drain = where[2] == Residence::pageable;
+      s.drain_offset = offset, s.drain_count = count;
+    }
+    check(cudaEventRecord(s.done, s.stream), "cudaEventRecord (pipeline chunk)");
+    s.in_use = true;
+  }
+
+  if (any_pageable) {  // pageable memory is written by host threads: finish before returning
+    host_copies.clear();
+    for (std::size_t i = 0; i < std::min<std::size_t>(chunks, kSlots); ++i) {
+      Slot& s = slots_[(chunks - 1 - i) % kSlots];
+      if (s.in_use) drain(s);
+    }
+    team().copy(host_copies);
+  }
+  for (Slot& s : slots_) {
+    check(cudaEventRecord(s.done, s.stream), "cudaEventRecord (pipeline end)");
+    check(cudaStreamWaitEvent(main, s.done, 0), "cudaStreamWaitEvent (pipeline end)");
+  }
+}
+
+}  // namespace ew::detail::cuda

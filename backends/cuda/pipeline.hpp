@@ -1,0 +1,59 @@
+#pragma once
+// Ops with host-resident operands (pageable or pinned host memory): the arrays go
+// through the GPU in chunks over kSlots streams, so that host-to-device copies, kernels
+// and device-to-host copies of different chunks overlap. Pinned operands are copied
+// directly; pageable ones are staged through pinned buffers that a team of host threads
+// fills and drains while the copy engines work on other chunks. Device scratch and
+// pinned staging are allocated on first use and kept, within ContextOptions::staging_bytes.
+#include <cstddef>
+#include <memory>
+
+#include <cuda_runtime.h>
+
+#include "ew_internal/backend_impl.hpp"
+#include "kernels.hpp"
+#include "memory.hpp"
+
+namespace ew::detail::cuda {
+
+// 256 MiB: room for 3 slots x 3 arrays of ~28 MiB chunks, large enough that per-chunk
+// costs (a few API calls, a wake-up of the copy team) vanish next to the transfers.
+inline constexpr std::size_t kDefaultStagingBytes = std::size_t(256) << 20;
+inline constexpr std::size_t kMinStagingBytes = std::size_t(4) << 10;
+
+class HostPipeline {
+ public:
+  HostPipeline(std::size_t staging_bytes, int copy_threads);
+  ~HostPipeline();
+  HostPipeline(const HostPipeline&) = delete;
+  HostPipeline& operator=(const HostPipeline&) = delete;
+
+  // Ordered after earlier work on `main`; later work on `main` waits for it. Returns
+  // once every pageable output is written; pinned outputs are ready after a
+  // synchronize of `main`, as for any asynchronous op.
+  void run(const OpCall& call, cudaStream_t main, LaunchShape& shape);
+
+ private:
+  static constexpr int kSlots = 3;
+  static constexpr int kArrays = 3;  // a, b, out
+  struct Slot {
+    cudaStream_t stream = nullptr;
+    cudaEvent_t done = nullptr;
+    char* scratch = nullptr;  // device: kArrays regions of chunk_bytes_
+    char* staging = nullptr;  // pinned host: kArrays regions of chunk_bytes_
+    bool pending_drain = false;
+    bool in_use = false;
+    std::size_t drain_offset = 0, drain_count = 0;
+  };
+  void ensure_scratch();
+  void ensure_staging();
+  CopyTeam& team();
+
+  std::size_t chunk_bytes_;
+  int copy_threads_;
+  Slot slots_[kSlots];
+  cudaEvent_t ready_ = nullptr;
+  std::unique_ptr<CopyTeam> team_;
+};
+
+}  // namespace ew::detail::cuda
