@@ -1,0 +1,249 @@
+// The Kokkos backend: every op on Kokkos' default execution space, whatever the
+// user's Kokkos was built for. Host spaces (Serial, OpenMP, Threads) run synchronously
+// on host memory; Cuda runs asynchronously on the context's stream, on device or
+// managed memory. Other device spaces (HIP, SYCL) are reported as unsupported.
+#include <Kokkos_Core.hpp>
+
+#include <cstdlib>
+#include <exception>
+#include <memory>
+#include <string>
+#include <type_traits>
+
+#include "ew/error.hpp"
+#include "ew_internal/backend_impl.hpp"
+#include "kernels.hpp"
+#include "runtime.hpp"
+
+namespace ew::detail {
+
+namespace kokkos {
+
+namespace {
+
+using Exec = Kokkos::DefaultExecutionSpace;
+constexpr bool on_host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, Exec::memory_space>::accessible;
+#ifdef KOKKOS_ENABLE_CUDA
+constexpr bool on_cuda = std::is_same_v<Exec, Kokkos::Cuda>;
+#else
+constexpr bool on_cuda = false;
+#endif
+#ifdef KOKKOS_ENABLE_SERIAL
+constexpr bool on_serial = std::is_same_v<Exec, Kokkos::Serial>;
+#else
+constexpr bool on_serial = false;
+#endif
+
+std::string space_name() { return Exec::name(); }
+
+// Kokkos reports failures (a failed launch, a sticky CUDA error found by a fence) as
+// std::exception; the library reports Error.
+template <class F>
+void guarded(const char* what, F&& f) {
+  try {
+    f();
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw Error(Errc::device_error, std::string("kokkos backend: ") + what + ": " + e.what());
+  }
+}
+
+#ifdef KOKKOS_ENABLE_CUDA
+void check_cuda(cudaError_t e, const char* what) {
+  if (e == cudaSuccess) return;
+  cudaGetLastError();  // clear a non-sticky error so the next call is not blamed for it
+  throw Error(Errc::device_error, std::string("kokkos backend: ") + what + ": " + cudaGetErrorString(e));
+}
+
+// The GPU the caller asked for: ContextOptions::device, else EW_DEVICE, else none (-1).
+int requested_device(const ContextOptions& options) {
+  if (options.device >= 0) return options.device;
+  const char* env = std::getenv("EW_DEVICE");
+  if (env && *env) {
+    char* end = nullptr;
+    long d = std::strtol(env, &end, 10);
+    if (*end || d < 0) throw Error(Errc::invalid_argument, "EW_DEVICE='" + std::string(env) + "' is not a device index");
+    return static_cast<int>(d);
+  }
+  return -1;
+}
+
+// The context's stream: the caller's, or one the context creates and destroys.
+class Stream {
+ public:
+  explicit Stream(const ContextOptions& options) : stream_(static_cast<cudaStream_t>(options.stream)) {
+    if (stream_) return;
+    check_cuda(cudaSetDevice(Kokkos::Cuda().cuda_device()), "cudaSetDevice");
+    check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+    owned_ = true;
+  }
+  ~Stream() {
+    if (owned_) cudaStreamDestroy(stream_);
+  }
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  cudaStream_t get() const { return stream_; }
+
+ private:
+  cudaStream_t stream_;
+  bool owned_ = false;
+};
+
+MemorySpace classify(const void* p) {
+  cudaPointerAttributes attributes{};
+  if (cudaPointerGetAttributes(&attributes, p) != cudaSuccess) {
+    cudaGetLastError();
+    return MemorySpace::host;
+  }
+  switch (attributes.type) {
+    case cudaMemoryTypeDevice: return MemorySpace::device;
+    case cudaMemoryTypeManaged: return MemorySpace::managed;
+    case cudaMemoryTypeHost: return MemorySpace::pinned;
+    default: return MemorySpace::host;
+  }
+}
+#endif
+
+// Checked before Kokkos starts: options Kokkos cannot honour once it runs.
+void check_options(const ContextOptions& options) {
+  const int threads = Exec().concurrency();
+  if (on_host && !on_serial && options.threads > 0 && options.threads != threads)
+    throw Error(Errc::invalid_argument, "ContextOptions::threads = " + std::to_string(options.threads) + ", but Kokkos " +
+                                            space_name() + " already runs " + std::to_string(threads) +
+                                            " threads (its thread count is fixed when Kokkos is initialized)");
+#ifdef KOKKOS_ENABLE_CUDA
+  const int wanted = requested_device(options);
+  const int device = Kokkos::Cuda().cuda_device();
+  if (on_cuda && wanted >= 0 && wanted != device)
+    throw Error(Errc::invalid_argument, "device " + std::to_string(wanted) + " requested, but Kokkos runs on device " +
+                                            std::to_string(device) + " (fixed when Kokkos is initialized)");
+#endif
+}
+
+ContextOptions initialization_options(ContextOptions options) {
+#ifdef KOKKOS_ENABLE_CUDA
+  options.device = requested_device(options);
+#endif
+  return options;
+}
+
+class KokkosBackend final : public BackendImpl {
+ public:
+  explicit KokkosBackend([[maybe_unused]] const ContextOptions& options)
+      :
+#ifdef KOKKOS_ENABLE_CUDA
+        stream_(options),
+#endif
+        exec_(make_exec()) {
+  }
+
+  void run(const OpCall& c) override {
+    guarded("parallel_for", [&] {
+      if (c.dtype == DType::f32)
+        kokkos::run<float>(exec_, c);
+      else
+        kokkos::run<double>(exec_, c);
+    });
+  }
+
+  void synchronize() override {
+    guarded("fence", [&] { exec_.fence(); });
+#ifdef KOKKOS_ENABLE_CUDA
+    check_cuda(cudaStreamSynchronize(stream_.get()), "cudaStreamSynchronize");
+#endif
+  }
+
+  bool accepts(MemorySpace space) const override {
+    if (on_host) return space != MemorySpace::device;
+    return space == MemorySpace::device || space == MemorySpace::managed;
+  }
+
+  MemorySpace native_space() const override { return on_host ? MemorySpace::host : MemorySpace::device; }
+
+#ifdef KOKKOS_ENABLE_CUDA
+  void* allocate(std::size_t bytes, MemorySpace space) override {
+    if (on_host) return BackendImpl::allocate(bytes, space);
+    if (bytes == 0) return nullptr;
+    void* p = nullptr;
+    cudaError_t e = space == MemorySpace::managed ? cudaMallocManaged(&p, bytes) : cudaMalloc(&p, bytes);
+    if (e != cudaSuccess) {
+      cudaGetLastError();
+      throw Error(Errc::out_of_memory, std::string("kokkos backend: allocation of ") + std::to_string(bytes) + " bytes of " +
+                                           to_string(space) + " memory: " + cudaGetErrorString(e));
+    }
+    return p;
+  }
+
+  void deallocate(void* p, MemorySpace space) noexcept override {
+    if (on_host) return BackendImpl::deallocate(p, space);
+    if (p) cudaFree(p);
+  }
+
+  void copy_bytes(void* dst, const void* src, std::size_t bytes) override {
+    if (on_host) return BackendImpl::copy_bytes(dst, src, bytes);
+    if (!bytes) return;
+    check_cuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream_.get()), "cudaMemcpyAsync");
+    check_cuda(cudaStreamSynchronize(stream_.get()), "cudaStreamSynchronize");
+  }
+
+  int device() const override { return on_cuda ? exec_.cuda_device() : -1; }
+  void* native_stream() const override { return on_cuda ? static_cast<void*>(stream_.get()) : nullptr; }
+#endif
+
+ private:
+  Exec make_exec() const {
+#ifdef KOKKOS_ENABLE_CUDA
+    if constexpr (on_cuda) return Kokkos::Cuda(stream_.get());  // one instance per context, reused
+#endif
+    return Exec();
+  }
+
+#ifdef KOKKOS_ENABLE_CUDA
+  Stream stream_;  // declared before exec_: the instance goes first, then the stream
+#endif
+  Exec exec_;
+};
+
+Probe probe() {
+  const std::string what = version() + ", " + space_name();
+  if (!on_host && !on_cuda)
+    return {false, what + ": this backend runs Kokkos' host spaces and Cuda, not " + space_name(), ""};
+#ifdef KOKKOS_ENABLE_CUDA
+  if (on_cuda) {
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess) {
+      cudaGetLastError();
+      return {false, what + ": no usable GPU (" + cudaGetErrorString(e) + ")", ""};
+    }
+    if (count == 0) return {false, what + ": no GPU", ""};
+    return {true, "", what + ", " + std::to_string(count) + " GPU(s)"};
+  }
+#endif
+  return {true, "", what};
+}
+
+std::unique_ptr<BackendImpl> create(const ContextOptions& options) {
+  acquire(initialization_options(options));
+  check_options(options);
+  std::unique_ptr<BackendImpl> impl;
+  guarded("context", [&] { impl = std::make_unique<KokkosBackend>(options); });
+  return impl;
+}
+
+}  // namespace
+
+}  // namespace kokkos
+
+const BackendDescriptor& kokkos_backend() {
+#ifdef KOKKOS_ENABLE_CUDA
+  constexpr auto classify = kokkos::on_cuda ? &kokkos::classify : nullptr;
+#else
+  constexpr MemorySpace (*classify)(const void*) = nullptr;
+#endif
+  static const BackendDescriptor d{Backend::kokkos, &kokkos::probe, &kokkos::create, classify, &kokkos::release};
+  return d;
+}
+
+}  // namespace ew::detail
