@@ -1,0 +1,327 @@
+// The cuda backend's own edges: host-resident operands through the transfer pipeline
+// (pageable, pinned, device and managed in every combination, many chunks), a borrowed
+// stream, device selection, out-of-memory, caller-allocated and misaligned pointers,
+// 64-bit indexing, and the probe on machines without a driver.
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
+#include "test_support.hpp"
+
+namespace ew::test {
+namespace {
+
+bool cuda_runtime_sees_a_device() {
+  int count = 0;
+  const bool ok = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+  cudaGetLastError();
+  return ok;
+}
+
+// Runs in CI (label cpu): there cudaGetDeviceCount fails, and cuda must say so.
+TEST(CudaProbe, ReportsWhyWhenNoDeviceIsUsable) {
+  BackendStatus s = backend_status(Backend::cuda);
+  EXPECT_TRUE(s.compiled);
+  if (cuda_runtime_sees_a_device()) {
+    EXPECT_TRUE(s.usable) << s.reason;
+    EXPECT_NE(s.detail.find("sm_"), std::string::npos) << s.detail;
+    return;
+  }
+  EXPECT_FALSE(s.usable);
+  EXPECT_FALSE(s.reason.empty());
+  EXPECT_NE(s.reason.find("cudaGetDeviceCount"), std::string::npos) << s.reason;
+  try {
+    Context ctx(Backend::cuda);
+    ADD_FAILURE() << "a cuda context was created without a usable device";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::backend_unavailable) << e.what();
+    EXPECT_NE(std::string(e.what()).find(s.reason), std::string::npos) << e.what();
+  }
+}
+
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    const char* old = std::getenv(name);
+    had_ = old != nullptr;
+    if (had_) old_ = old;
+    setenv(name, value, 1);
+  }
+  ~ScopedEnv() {
+    if (had_)
+      setenv(name_, old_.c_str(), 1);
+    else
+      unsetenv(name_);
+  }
+
+ private:
+  const char* name_;
+  bool had_;
+  std::string old_;
+};
+
+template <class F>
+void expect_error(Errc code, F&& f, const char* needle = nullptr) {
+  try {
+    f();
+    ADD_FAILURE() << "expected ew::Error [" << to_string(code) << "], nothing was thrown";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), code) << e.what();
+    if (needle) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  }
+}
+
+class Cuda : public testing::Test {
+ protected:
+  void SetUp() override { EW_SKIP_IF_UNUSABLE(Backend::cuda); }
+};
+
+// An array of `total` elements in one memory space, filled from and read back to host
+// vectors. Pageable memory is a plain std::vector; the others are Buffers.
+template <class T>
+class Storage {
+ public:
+  Storage(Context& ctx, MemorySpace where, std::size_t total) : where_(where), total_(total) {
+    if (where == MemorySpace::host)
+      host_.resize(total);
+    else
+      buffer_ = std::make_unique<Buffer<T>>(ctx, total, where);
+  }
+  T* data() { return where_ == MemorySpace::host ? host_.data() : buffer_->data(); }
+  void fill(const std::vector<T>& v) {
+    if (where_ == MemorySpace::host)
+      host_ = v;
+    else
+      buffer_->upload(v.data(), total_);
+  }
+  std::vector<T> read() {
+    if (where_ == MemorySpace::host) return host_;
+    std::vector<T> v(total_);
+    buffer_->download(v.data(), total_);
+    return v;
+  }
+
+ private:
+  MemorySpace where_;
+  std::size_t total_;
+  std::vector<T> host_;
+  std::unique_ptr<Buffer<T>> buffer_;
+};
+
+// Runs op with a, b and out in the given spaces, untagged (the backend classifies each
+// pointer itself), and compares every element and the guard zones with the reference.
+template <class T>
+void check_spaces(Context& ctx, Op op, std::size_t n, MemorySpace sa, MemorySpace sb, MemorySpace so,
+                  const std::size_t (&off)[3] = offset_sets[0]) {
+  const OpInfo& oi = info(op);
+  const std::size_t total = n + 8;
+  std::vector<T> a = random_vector<T>(total), b = random_vector<T>(total), out_init(total, poison<T>());
+  if (oi.in_place) {
+    std::vector<T> y = random_vector<T>(n);
+    std::copy(y.begin(), y.end(), out_init.begin() + off[2]);
+  }
+  const T s = random_scalar<T>(), t = random_scalar<T>();
+  std::vector<T> want = out_init;
+  const T* ref_b = oi.in_place ? out_init.data() + off[2] : (oi.input_streams == 2 ? b.data() + off[1] : nullptr);
+  reference(op, n, a.data() + off[0], ref_b, want.data() + off[2], s, t);
+
+  Storage<T> da(ctx, sa, total), db(ctx, sb, total), dout(ctx, so, total);
+  da.fill(a), db.fill(b), dout.fill(out_init);
+  Operands<T> args;
+  args.a = Span<const T>(da.data() + off[0], n);
+  if (oi.input_streams == 2) args.b = Span<const T>(db.data() + off[1], n);
+  args.out = Span<T>(dout.data() + off[2], n);
+  args.s = s, args.t = t;
+  run(ctx, op, args);
+  ctx.synchronize();
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+  std::vector<T> got = dout.read();
+  EXPECT_EQ(first_mismatch(got, want), -1) << to_string(op) << " " << to_string(dtype_v<T>) << " n=" << n
+                                            << " a:" << to_string(sa) << " b:" << to_string(sb)
+                                            << " out:" << to_string(so) << " offsets {" << off[0] << "," << off[1]
+                                            << "," << off[2] << "}";
+}
+
+constexpr MemorySpace spaces[] = {MemorySpace::host, MemorySpace::pinned, MemorySpace::device};
+
+ContextOptions small_staging() {
+  ContextOptions o;
+  o.staging_bytes = 64 << 10;  // chunks of 7 KiB: tens of chunks per call below
+  return o;
+}
+
+TEST_F(Cuda, PipelineEverySpaceCombinationManyChunks) {
+  Context ctx(Backend::cuda, small_staging());
+  const std::size_t n = 50'001;
+  for (Op op : {Op::add, Op::triad, Op::scale, Op::axpy, Op::axpby})
+    for (MemorySpace sa : spaces)
+      for (MemorySpace sb : spaces)
+        for (MemorySpace so : spaces) {
+          if (info(op).input_streams == 1 && sb != MemorySpace::host) continue;
+          check_spaces<float>(ctx, op, n, sa, sb, so, offset_sets[2]);
+          check_spaces<double>(ctx, op, n, sa, sb, so, offset_sets[1]);
+        }
+}
+
+TEST_F(Cuda, PipelineWithDefaultStagingAcrossSeveralChunks) {
+  Context ctx(Backend::cuda);
+  const std::size_t n = (std::size_t(1) << 24) + 5;  // 64 MiB per array: several chunks of each kind
+  check_spaces<float>(ctx, Op::add, n, MemorySpace::host, MemorySpace::host, MemorySpace::host);
+  check_spaces<float>(ctx, Op::add, n, MemorySpace::pinned, MemorySpace::pinned, MemorySpace::pinned);
+  check_spaces<double>(ctx, Op::axpy, n, MemorySpace::host, MemorySpace::host, MemorySpace::host);
+}
+
+TEST_F(Cuda, PipelineExactAliasingOnHostMemory) {
+  Context ctx(Backend::cuda, small_staging());
+  const std::size_t n = 30'011;
+  for (MemorySpace where : {MemorySpace::host, MemorySpace::pinned}) {
+    std::vector<double> x = random_vector<double>(n), want(n);
+    reference(Op::add, n, x.data(), x.data(), want.data(), 0.0, 0.0);
+    Storage<double> d(ctx, where, n);
+    d.fill(x);
+    Span<double> span(d.data(), n);
+    add<double>(ctx, span, span, span);  // c = c + c, one array
+    ctx.synchronize();
+    EXPECT_EQ(first_mismatch(d.read(), want), -1) << to_string(where);
+  }
+}
+
+TEST_F(Cuda, ManagedMemoryAtEveryOffset) {
+  Context ctx(Backend::cuda);
+  for (int o = 0; o < offset_set_count; ++o)
+    for (Op op : {Op::copy, Op::add, Op::axpby}) {
+      check_spaces<float>(ctx, op, 100'003, MemorySpace::managed, MemorySpace::managed, MemorySpace::managed,
+                          offset_sets[o]);
+      check_spaces<double>(ctx, op, 1'003, MemorySpace::managed, MemorySpace::device, MemorySpace::managed,
+                           offset_sets[o]);
+    }
+}
+
+TEST_F(Cuda, BorrowedStreamOrdersWithCallerWork) {
+  cudaStream_t user = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&user, cudaStreamNonBlocking), cudaSuccess);
+  {
+    ContextOptions o;
+    o.stream = user;
+    Context ctx(Backend::cuda, o);
+    EXPECT_EQ(ctx.native_stream(), static_cast<void*>(user));
+    const std::size_t n = 1 << 20;
+    std::vector<float> x = random_vector<float>(n), want(n), got(n);
+    reference<float>(Op::scale, n, x.data(), nullptr, want.data(), 3.0f, 0.0f);
+    Buffer<float> dx(ctx, n), dy(ctx, n);
+    // The caller's copy and the op are ordered by the stream alone.
+    ASSERT_EQ(cudaMemcpyAsync(dx.data(), x.data(), n * sizeof(float), cudaMemcpyHostToDevice, user), cudaSuccess);
+    scale<float>(ctx, 3.0f, dx, dy);
+    ASSERT_EQ(cudaMemcpyAsync(got.data(), dy.data(), n * sizeof(float), cudaMemcpyDeviceToHost, user), cudaSuccess);
+    ASSERT_EQ(cudaStreamSynchronize(user), cudaSuccess);
+    EXPECT_EQ(first_mismatch(got, want), -1);
+  }
+  // The context did not destroy the caller's stream.
+  EXPECT_EQ(cudaStreamSynchronize(user), cudaSuccess);
+  EXPECT_EQ(cudaStreamDestroy(user), cudaSuccess);
+}
+
+TEST_F(Cuda, DeviceSelection) {
+  int count = 0;
+  ASSERT_EQ(cudaGetDeviceCount(&count), cudaSuccess);
+  ContextOptions o;
+  o.device = count;
+  expect_error(Errc::invalid_argument, [&] { Context ctx(Backend::cuda, o); }, "ContextOptions::device");
+  {
+    ScopedEnv env("EW_DEVICE", std::to_string(count).c_str());
+    expect_error(Errc::invalid_argument, [] { Context ctx(Backend::cuda); }, "EW_DEVICE");
+  }
+  {
+    ScopedEnv env("EW_DEVICE", "first");
+    expect_error(Errc::invalid_argument, [] { Context ctx(Backend::cuda); }, "EW_DEVICE");
+  }
+  {
+    ScopedEnv env("EW_DEVICE", std::to_string(count - 1).c_str());
+    Context ctx(Backend::cuda);
+    EXPECT_EQ(ctx.device(), count - 1);
+    check_spaces<float>(ctx, Op::add, 1000, MemorySpace::device, MemorySpace::device, MemorySpace::device);
+  }
+}
+
+TEST_F(Cuda, OutOfMemoryLeavesTheContextUsable) {
+  Context ctx(Backend::cuda);
+  const std::size_t pebibyte = std::size_t(1) << 50;
+  expect_error(Errc::out_of_memory, [&] { Buffer<float> huge(ctx, pebibyte / sizeof(float)); },
+               "cudaErrorMemoryAllocation");
+  expect_error(Errc::out_of_memory, [&] { Buffer<float> huge(ctx, pebibyte / sizeof(float), MemorySpace::pinned); });
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+  check_spaces<float>(ctx, Op::triad, 4097, MemorySpace::device, MemorySpace::device, MemorySpace::device);
+  ContextOptions o;
+  o.staging_bytes = 100;
+  expect_error(Errc::invalid_argument, [&] { Context small(Backend::cuda, o); }, "staging_bytes");
+}
+
+TEST_F(Cuda, SteadyStateBuffersComeFromThePool) {
+  Context ctx(Backend::cuda);
+  const void* first = nullptr;
+  for (int i = 0; i < 5; ++i) {
+    Buffer<double> b(ctx, 123'457);
+    if (i == 0) first = b.data();
+    EXPECT_EQ(static_cast<const void*>(b.data()), first) << "iteration " << i;
+  }
+}
+
+// Memory the caller allocated with CUDA directly: classified per pointer, at offsets
+// that make no two operands agree mod 16 bytes.
+TEST_F(Cuda, CallerAllocatedPointersAtAnyOffset) {
+  Context ctx(Backend::cuda);
+  const std::size_t n = 77'777, total = n + 8;
+  float *dev = nullptr, *pinned = nullptr, *managed = nullptr;
+  ASSERT_EQ(cudaMalloc(&dev, total * sizeof(float)), cudaSuccess);
+  ASSERT_EQ(cudaMallocHost(&pinned, total * sizeof(float)), cudaSuccess);
+  ASSERT_EQ(cudaMallocManaged(&managed, total * sizeof(float)), cudaSuccess);
+  std::vector<float> a = random_vector<float>(total), b = random_vector<float>(total), want(total, poison<float>());
+  ASSERT_EQ(cudaMemcpy(dev, a.data(), total * sizeof(float), cudaMemcpyDefault), cudaSuccess);
+  std::copy(b.begin(), b.end(), pinned);
+  std::copy(want.begin(), want.end(), managed);
+  reference(Op::mul, n, a.data() + 3, b.data() + 1, want.data() + 2, 0.0f, 0.0f);
+  mul<float>(ctx, Span<const float>(dev + 3, n), Span<const float>(pinned + 1, n), Span<float>(managed + 2, n));
+  ctx.synchronize();
+  std::vector<float> got(managed, managed + total);
+  EXPECT_EQ(first_mismatch(got, want), -1);
+  cudaFree(dev);
+  cudaFreeHost(pinned);
+  cudaFree(managed);
+
+  // A float pointer one byte off is rejected before anything runs.
+  Buffer<float> buf(ctx, 64);
+  auto* odd = reinterpret_cast<float*>(reinterpret_cast<char*>(buf.data()) + 1);
+  expect_error(Errc::misaligned, [&] { copy<float>(ctx, Span<const float>(odd, 8), Span<float>(buf.data() + 16, 8)); });
+}
+
+// More than 2^31 elements: indices past the 32-bit range land where they should.
+TEST_F(Cuda, SixtyFourBitIndexing) {
+  Context ctx(Backend::cuda);
+  std::size_t free_bytes = 0, total_bytes = 0;
+  ASSERT_EQ(cudaMemGetInfo(&free_bytes, &total_bytes), cudaSuccess);
+  const std::size_t n = (std::size_t(1) << 31) + 19;
+  if (free_bytes < 2 * (n + 8) * sizeof(float) + (std::size_t(1) << 30)) GTEST_SKIP() << "needs 17 GiB of free device memory";
+  Buffer<float> x(ctx, n + 8), y(ctx, n + 8);
+  ASSERT_EQ(cudaMemset(x.data(), 0x3f, (n + 8) * sizeof(float)), cudaSuccess);  // every x = 0x3f3f3f3f
+  ASSERT_EQ(cudaMemset(y.data(), 0xff, (n + 8) * sizeof(float)), cudaSuccess);  // NaN: never written
+  scale<float>(ctx, 2.0f, Span<const float>(x.data() + 1, n), Span<float>(y.data() + 3, n));
+  ctx.synchronize();
+  float x0;
+  std::memcpy(&x0, std::vector<unsigned char>(4, 0x3f).data(), 4);
+  for (std::size_t i : {std::size_t(0), std::size_t(1) << 31, n - 1, (std::size_t(1) << 32) / 2 + 7}) {
+    float v = 0;
+    ASSERT_EQ(cudaMemcpy(&v, y.data() + 3 + i, sizeof v, cudaMemcpyDeviceToHost), cudaSuccess);
+    EXPECT_EQ(v, 2.0f * x0) << "element " << i;
+  }
+  float guard = 0;
+  ASSERT_EQ(cudaMemcpy(&guard, y.data() + 3 + n, sizeof guard, cudaMemcpyDeviceToHost), cudaSuccess);
+  EXPECT_TRUE(std::isnan(guard));
+}
+
+}  // namespace
+}  // namespace ew::test
