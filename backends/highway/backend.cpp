@@ -46,14 +46,14 @@ std::size_t last_level_cache_bytes() {
   return std::size_t(32) << 20;
 }
 
-// Below this many elements an OpenMP region costs more than the second core saves
-// (measured on a 2-core EPYC, see docs/performance/cpu.md).
-constexpr std::size_t default_parallel_elements = std::size_t(1) << 15;
+// Below this output size an OpenMP region costs more than the second core saves: the
+// crossover measured on a 2-core EPYC was 2^14 floats (see docs/performance/cpu.md).
+constexpr std::size_t default_parallel_bytes = std::size_t(64) << 10;
 
-Tuning default_tuning() { return {last_level_cache_bytes(), default_parallel_elements}; }
+Tuning default_tuning() { return {last_level_cache_bytes(), default_parallel_bytes}; }
 
 std::atomic<std::size_t> streaming_bytes{default_tuning().streaming_bytes};
-std::atomic<std::size_t> parallel_elements{default_parallel_elements};
+std::atomic<std::size_t> parallel_bytes{default_parallel_bytes};
 std::atomic<std::size_t> streamed{0};
 
 constexpr std::size_t cache_line = 64;
@@ -84,7 +84,7 @@ void run_typed(const OpCall& c, int threads) {
   const T s = static_cast<T>(c.s), t = static_cast<T>(c.t);
   const bool stream = c.n * sizeof(T) > streaming_bytes.load(std::memory_order_relaxed);
   if (stream) streamed.fetch_add(1, std::memory_order_relaxed);
-  if (threads == 1 || c.n < parallel_elements.load(std::memory_order_relaxed)) {
+  if (threads == 1 || c.n * sizeof(T) < parallel_bytes.load(std::memory_order_relaxed)) {
     run_chunk(c.op, c.n, a, b, out, s, t, stream);
     return;
   }
@@ -99,11 +99,11 @@ void run_typed(const OpCall& c, int threads) {
 
 }  // namespace
 
-Tuning tuning() { return {streaming_bytes.load(), parallel_elements.load()}; }
+Tuning tuning() { return {streaming_bytes.load(), parallel_bytes.load()}; }
 
 void set_tuning(const Tuning& t) {
   streaming_bytes.store(t.streaming_bytes);
-  parallel_elements.store(t.parallel_elements);
+  parallel_bytes.store(t.parallel_bytes);
 }
 
 void reset_tuning() { set_tuning(default_tuning()); }

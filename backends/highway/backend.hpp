@@ -9,8 +9,9 @@ struct Tuning {
   // Outputs larger than this many bytes are written with non-temporal stores.
   // Default: the last-level cache size (sysfs, then sysconf, then 32 MiB).
   std::size_t streaming_bytes;
-  // Ops over fewer elements run on the calling thread with no OpenMP region.
-  std::size_t parallel_elements;
+  // Ops whose output is smaller than this many bytes run on the calling thread, with
+  // no OpenMP region (whose start costs more than a second core saves on them).
+  std::size_t parallel_bytes;
 };
 
 Tuning tuning();

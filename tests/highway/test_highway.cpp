@@ -18,7 +18,7 @@ namespace hw = ew::detail::highway;
 
 // Small enough that the sizes below fall on both sides of each threshold.
 constexpr std::size_t streaming_bytes = 4096;
-constexpr std::size_t parallel_elements = 64;
+constexpr std::size_t parallel_bytes = 256;
 constexpr std::size_t sizes[] = {1, 15, 17, 63, 65, 1000, 1023, 1025, 4099, 100003};
 
 using Param = std::tuple<std::int64_t, int>;  // Highway target, threads
@@ -28,7 +28,7 @@ class Targets : public testing::TestWithParam<Param> {
   void SetUp() override {
     EW_SKIP_IF_UNUSABLE(Backend::highway);
     hwy::SetSupportedTargetsForTest(std::get<0>(GetParam()));
-    hw::set_tuning({streaming_bytes, parallel_elements});
+    hw::set_tuning({streaming_bytes, parallel_bytes});
   }
   void TearDown() override {
     hwy::SetSupportedTargetsForTest(0);
