@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Everything the cuda backend needs checked on a GPU machine, in one go: configure
+# for the GPU at hand, build, the GPU tests, compute-sanitizer memcheck and racecheck
+# on a filtered run, then ew-cuda-bench. Logs go to $OUT (default ./out).
+# Usage, from the repository root on a GPU machine (see docs/gpu.md):
+#   bash bench/cuda/device_check.sh [--no-bench] [extra CMake arguments]
+set -uo pipefail
+out=${OUT:-$PWD/out}
+mkdir -p "$out"
+bench=1
+if [[ ${1:-} == --no-bench ]]; then bench=0; shift; fi
+status=0
+step() { echo; echo "=== $* ($(date +%T))"; }
+
+step configure
+bash tools/device/prepare.sh build-gpu -DEW_ENABLE_KOKKOS=OFF -DEW_ENABLE_HIGHWAY=OFF "$@" || exit 1
+export LD_LIBRARY_PATH=/opt/ewdeps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+
+step build
+targets=(ew-info ew_tests ew_cuda_tests)
+(( bench )) && targets+=(ew-cuda-bench)
+cmake --build build-gpu -j 16 --target "${targets[@]}" > "$out/build.log" 2>&1 || { tail -60 "$out/build.log"; exit 1; }
+grep -i "warning" "$out/build.log" | grep -v "^nvcc warning : Support for offline compilation" | head -20
+build-gpu/tools/ew-info | tee "$out/info.log"
+
+step "ctest -L gpu"
+ctest --test-dir build-gpu -L gpu --output-on-failure -j 8 --timeout 300 > "$out/ctest.log" 2>&1 || status=1
+tail -15 "$out/ctest.log"
+
+# API errors the tests provoke on purpose (out of memory, bad device) would count as
+# sanitizer findings: those tests stay out of the filtered runs.
+cuda_filter='Cuda.Pipeline*:Cuda.Managed*:Cuda.Borrowed*:Cuda.CallerAllocated*:Cuda.SteadyState*'
+shared_filter='cuda/Ops.*_n17_*:cuda/Ops.*_n1000_*:cuda/Ops.*_n1048579_off2:cuda/Aliasing.*:cuda/SpecialValues.*'
+for tool in memcheck racecheck; do
+  step "compute-sanitizer --tool $tool"
+  {
+    timeout 240 compute-sanitizer --tool $tool --error-exitcode 7 build-gpu/tests/cuda/ew_cuda_tests \
+      --gtest_filter="$cuda_filter" --gtest_brief=1 || echo "FAILED: ew_cuda_tests under $tool (rc $?)"
+    timeout 240 compute-sanitizer --tool $tool --error-exitcode 7 build-gpu/tests/ew_tests \
+      --gtest_filter="$shared_filter" --gtest_brief=1 || echo "FAILED: ew_tests under $tool (rc $?)"
+  } > "$out/$tool.log" 2>&1
+  grep -E "ERROR SUMMARY|FAILED|PASSED|tests ran" "$out/$tool.log"
+  grep -q FAILED "$out/$tool.log" && status=1
+done
+
+if (( bench )); then
+  step ew-cuda-bench
+  build-gpu/bench/cuda/ew-cuda-bench --csv "$out/bench.csv" > "$out/bench.log" 2>&1 || status=1
+  cat "$out/bench.log"
+fi
+exit $status
