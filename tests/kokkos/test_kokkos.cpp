@@ -1,0 +1,124 @@
+// The Kokkos backend's own edges: sizes and offsets around the device kernel's tiles
+// (2048 floats or 1024 doubles per 128 iterations), the host kernel's chunks and its
+// streaming-store threshold (1 MiB of output); what the probe reports; options
+// Kokkos cannot honour; memory the execution space cannot reach; and, on Cuda, the
+// context's stream.
+#include <Kokkos_Core.hpp>
+
+#include <tuple>
+
+#include "test_support.hpp"
+
+namespace ew::test {
+namespace {
+
+constexpr bool on_host =
+    Kokkos::SpaceAccessibility<Kokkos::HostSpace, Kokkos::DefaultExecutionSpace::memory_space>::accessible;
+
+constexpr std::size_t sizes[] = {2, 5, 2047, 2048, 2049, 4096 + 7, 65536 + 1, (1u << 17) - 1, 1u << 17,
+                                 (1u << 18) - 1, 1u << 18, (1u << 18) + 1, 3000017};
+constexpr Op ops[] = {Op::copy, Op::scale, Op::add, Op::mul, Op::triad, Op::axpy, Op::axpby};
+
+using Param = std::tuple<Op, DType, std::size_t, int>;
+class KokkosOps : public testing::TestWithParam<Param> {};
+
+TEST_P(KokkosOps, MatchesScalarReferenceBitForBit) {
+  EW_SKIP_IF_UNUSABLE(Backend::kokkos);
+  auto [op, dtype, n, offsets] = GetParam();
+  Context ctx(Backend::kokkos);
+  if (dtype == DType::f32)
+    expect_matches_reference<float>(ctx, op, n, offset_sets[offsets]);
+  else
+    expect_matches_reference<double>(ctx, op, n, offset_sets[offsets]);
+}
+
+std::string name(const testing::TestParamInfo<Param>& info) {
+  auto [op, dtype, n, offsets] = info.param;
+  return std::string(to_string(op)) + "_" + to_string(dtype) + "_n" + std::to_string(n) + "_off" + std::to_string(offsets);
+}
+
+INSTANTIATE_TEST_SUITE_P(Boundaries, KokkosOps,
+                         testing::Combine(testing::ValuesIn(ops), testing::Values(DType::f32, DType::f64),
+                                          testing::ValuesIn(sizes), testing::Range(0, offset_set_count)),
+                         name);
+
+TEST(KokkosBackend, ProbeNamesVersionAndExecutionSpace) {
+  BackendStatus s = backend_status(Backend::kokkos);
+  ASSERT_TRUE(s.compiled);
+  const std::string text = s.usable ? s.detail : s.reason;
+  const std::string version = "Kokkos " + std::to_string(KOKKOS_VERSION / 10000) + "." +
+                              std::to_string(KOKKOS_VERSION / 100 % 100) + "." + std::to_string(KOKKOS_VERSION % 100);
+  EXPECT_NE(text.find(version), std::string::npos) << text;
+  EXPECT_NE(text.find(Kokkos::DefaultExecutionSpace::name()), std::string::npos) << text;
+}
+
+TEST(KokkosBackend, MemoryTheSpaceCannotReachIsRefused) {
+  EW_SKIP_IF_UNUSABLE(Backend::kokkos);
+  Context ctx(Backend::kokkos);
+  std::vector<float> a(64, 1.0f), c(64);
+  const MemorySpace foreign = on_host ? MemorySpace::device : MemorySpace::host;
+  Operands<float> args;
+  args.a = Span<const float>(a.data(), a.size(), foreign);
+  args.out = Span<float>(c.data(), c.size(), foreign);
+  try {
+    run(ctx, Op::copy, args);
+    FAIL() << "no error for " << to_string(foreign) << " memory";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::foreign_memory) << e.what();
+  }
+}
+
+TEST(KokkosBackend, ThreadCountKokkosDoesNotRunIsAnError) {
+  EW_SKIP_IF_UNUSABLE(Backend::kokkos);
+  Context first(Backend::kokkos);  // Kokkos runs from here on
+  const int threads = Kokkos::DefaultExecutionSpace().concurrency();
+  if (!on_host || threads == 1) GTEST_SKIP() << Kokkos::DefaultExecutionSpace::name() << " has no thread count to choose";
+  ContextOptions options;
+  options.threads = threads + 1;
+  try {
+    Context ctx(Backend::kokkos, options);
+    FAIL() << "no error for threads = " << options.threads;
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::invalid_argument) << e.what();
+  }
+  options.threads = threads;
+  Context same(Backend::kokkos, options);
+}
+
+#ifdef KOKKOS_ENABLE_CUDA
+// Work goes to the borrowed stream and is asynchronous: the stream, not the context,
+// is synchronized here, and the result is complete.
+TEST(KokkosBackend, RunsOnTheBorrowedStream) {
+  EW_SKIP_IF_UNUSABLE(Backend::kokkos);
+  cudaStream_t stream;
+  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+  {
+    ContextOptions options;
+    options.stream = stream;
+    Context ctx(Backend::kokkos, options);
+    EXPECT_EQ(ctx.native_stream(), static_cast<void*>(stream));
+    const std::size_t n = (1u << 24) + 3;
+    std::vector<float> a = random_vector<float>(n), b = random_vector<float>(n), want(n), got(n);
+    reference(Op::add, n, a.data(), b.data(), want.data(), 0.0f, 0.0f);
+    Buffer<float> da(ctx, n), db(ctx, n), dc(ctx, n);
+    da.upload(a.data(), n);
+    db.upload(b.data(), n);
+    add<float>(ctx, da, db, dc);
+    ASSERT_EQ(cudaMemcpyAsync(got.data(), dc.data(), n * sizeof(float), cudaMemcpyDeviceToHost, stream), cudaSuccess);
+    ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+    EXPECT_EQ(first_mismatch(got, want), -1);
+  }
+  cudaStreamDestroy(stream);
+}
+
+TEST(KokkosBackend, OwnStreamPerContext) {
+  EW_SKIP_IF_UNUSABLE(Backend::kokkos);
+  Context one(Backend::kokkos), two(Backend::kokkos);
+  EXPECT_NE(one.native_stream(), nullptr);
+  EXPECT_NE(one.native_stream(), two.native_stream());
+  EXPECT_GE(one.device(), 0);
+}
+#endif
+
+}  // namespace
+}  // namespace ew::test
