@@ -1,0 +1,35 @@
+#pragma once
+// Command line of ew-roofline.
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "ew/ops.hpp"
+
+namespace ew::roofline {
+
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct Options {
+  std::vector<Backend> backends;  // empty: every usable backend (--quick: all but scalar where another runs)
+  std::vector<Op> ops;            // empty: all
+  std::vector<DType> dtypes;      // empty: both
+  std::vector<int> sizes_log2;    // empty: defaults per device
+  bool quick = false;
+  bool cold = true, warm = true;
+  int reps = 0;  // 0: 7, or 3 with --quick
+  bool ladder = false;
+  bool peers = true;
+  bool help = false;
+  std::string json, plot;
+
+  int repetitions() const { return reps > 0 ? reps : quick ? 3 : 7; }
+};
+
+// Throws UsageError naming the offending argument.
+Options parse(int argc, char** argv);
+const char* usage();
+
+}  // namespace ew::roofline
