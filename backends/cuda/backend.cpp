@@ -75,6 +75,7 @@ class CudaBackend final : public BackendImpl {
     check(cudaSetDevice(device_), "cudaSetDevice");
     check(cudaDeviceGetAttribute(&shape_.sm_count, cudaDevAttrMultiProcessorCount, device_),
           "cudaDeviceGetAttribute");
+    check(cudaDeviceGetAttribute(&shape_.major, cudaDevAttrComputeCapabilityMajor, device_), "cudaDeviceGetAttribute");
     if (o.stream) {
       stream_ = static_cast<cudaStream_t>(o.stream);
     } else {

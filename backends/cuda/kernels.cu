@@ -1,5 +1,8 @@
-// Launches the product's kernels: one policy (Unroll, plain cache hints), chosen from
-// the measurements in docs/performance/cuda.md; bench/cuda compares it with others.
+// Launches the product's kernels with the policy chosen from the measurements in
+// docs/performance/cuda.md (bench/cuda times the alternatives in the same run):
+// on sm_90+, arrays whose operands share the output's alignment go through the
+// bulk-copy kernel, everything else through the per-thread vector kernel; stores are
+// evict-first, and launches let the next op start while this one drains.
 #include "kernels.cuh"
 #include "kernels.hpp"
 
@@ -8,18 +11,27 @@ namespace ew::detail::cuda {
 namespace {
 
 constexpr int kUnroll = 4;
-constexpr Hint kHint = Hint::plain;
+constexpr Hint kHint = Hint::streaming;
+// Below this many vectors a launch is latency-bound and the simpler kernel is as fast.
+constexpr std::uint64_t kBulkMinVectors = std::uint64_t(1) << 14;
 
 template <Op op, class T, bool Aligned>
-cudaError_t launch_typed(const StreamArgs<T>& p, int& blocks_per_sm, int sm_count, cudaStream_t stream) {
+cudaError_t launch_typed(const StreamArgs<T>& p, int& blocks_per_sm, const LaunchShape& shape, cudaStream_t stream) {
+  const bool hopper = shape.major >= 9;
+  if (Aligned && hopper && p.vectors >= kBulkMinVectors) {
+    constexpr int tile = bulk_tile_vectors<T, kUnroll>();
+    launch_kernel(bulk_kernel<op, T, kUnroll, kHint>, bulk_blocks(p.vectors, tile), bulk_shared_bytes<op, T, kUnroll>(),
+                  stream, true, p);
+    return cudaGetLastError();
+  }
   auto kernel = stream_kernel<op, T, kUnroll, Aligned, kHint>;
   if (blocks_per_sm == 0) {
     cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kernel, kThreads, 0);
     if (e != cudaSuccess) return e;
     if (blocks_per_sm < 1) blocks_per_sm = 1;
   }
-  const unsigned blocks = grid_blocks(p.vectors, std::uint64_t(blocks_per_sm) * sm_count);
-  kernel<<<blocks, kThreads, 0, stream>>>(p);
+  const unsigned blocks = grid_blocks(p.vectors, std::uint64_t(blocks_per_sm) * shape.sm_count);
+  launch_kernel(kernel, blocks, 0, stream, hopper, p);
   return cudaGetLastError();
 }
 
@@ -31,8 +43,8 @@ cudaError_t launch_dtype(Op op, std::size_t n, const T* a, const T* b, T* out, T
   return dispatch_op(op, [&](auto o) {
     constexpr Op op_v = decltype(o)::value;
     int(&occupancy)[2] = shape.blocks_per_sm[static_cast<int>(op_v)][dtype_v<T> == DType::f64];
-    return aligned ? launch_typed<op_v, T, true>(p, occupancy[1], shape.sm_count, stream)
-                   : launch_typed<op_v, T, false>(p, occupancy[0], shape.sm_count, stream);
+    return aligned ? launch_typed<op_v, T, true>(p, occupancy[1], shape, stream)
+                   : launch_typed<op_v, T, false>(p, occupancy[0], shape, stream);
   });
 }
 

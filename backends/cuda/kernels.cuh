@@ -94,22 +94,40 @@ struct ReadsB {
   static constexpr bool value = info(op).reads_b();
 };
 
+// Programmatic dependent launch (sm_90+): a kernel launched with it may start while the
+// kernel before it on the stream drains; `wait` blocks until that kernel has finished
+// and its writes are visible, so no global memory is touched before it. Letting the
+// next kernel launch right away hides the launch gap between back-to-back ops.
+__device__ __forceinline__ void wait_for_previous_grid() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;");
+#endif
+}
+
+template <Op op, class T>
+__device__ __forceinline__ void head_and_tail(const StreamArgs<T>& p, std::uint64_t thread) {
+  constexpr bool reads_b = ReadsB<op>::value;
+  if (thread < p.head) {
+    const std::uint64_t i = thread;
+    p.out[i] = apply<op>(p.a[i], reads_b ? p.b[i] : T(0), p.s, p.t);
+  }
+  if (thread < p.tail) {
+    const std::uint64_t i = p.head + p.vectors * Pack<T>::width + thread;
+    p.out[i] = apply<op>(p.a[i], reads_b ? p.b[i] : T(0), p.s, p.t);
+  }
+}
+
 template <Op op, class T, int Unroll, bool Aligned, Hint hint>
 __global__ void __launch_bounds__(kThreads) stream_kernel(const StreamArgs<T> p) {
   constexpr bool reads_b = ReadsB<op>::value;
   constexpr int W = Pack<T>::width;
   const std::uint64_t thread = std::uint64_t(blockIdx.x) * kThreads + threadIdx.x;
   const std::uint64_t threads = std::uint64_t(gridDim.x) * kThreads;
+  wait_for_previous_grid();
 
   // Head and tail: at most W-1 elements each, done by the first threads of the grid.
-  if (thread < p.head) {
-    const std::uint64_t i = thread;
-    p.out[i] = apply<op>(p.a[i], reads_b ? p.b[i] : T(0), p.s, p.t);
-  }
-  if (thread < p.tail) {
-    const std::uint64_t i = p.head + p.vectors * W + thread;
-    p.out[i] = apply<op>(p.a[i], reads_b ? p.b[i] : T(0), p.s, p.t);
-  }
+  head_and_tail<op>(p, thread);
 
   const T* a = p.a + p.head;
   const T* b = reads_b ? p.b + p.head : nullptr;
@@ -143,6 +161,106 @@ __global__ void __launch_bounds__(kThreads) stream_kernel(const StreamArgs<T> p)
       }
     }
   }
+}
+
+// The bulk-copy kernel (sm_90+, all operands 16-byte aligned past the head): each
+// block takes one tile of kThreads*Unroll vectors; one thread asks the copy engine of
+// the SM (cp.async.bulk) to bring the tile of each input into shared memory in one
+// request, completing on an mbarrier; then every thread computes from shared memory
+// and stores 16-byte vectors. Whole-tile requests keep more bytes in flight per SM
+// with fewer instructions than per-thread loads. Tiles are independent: no block waits
+// on another, so exact aliasing stays safe.
+template <class T, int Unroll>
+__host__ __device__ constexpr int bulk_tile_vectors() {
+  return kThreads * Unroll;
+}
+template <Op op, class T, int Unroll>
+constexpr std::size_t bulk_shared_bytes() {
+  return (ReadsB<op>::value ? 2 : 1) * std::size_t(bulk_tile_vectors<T, Unroll>()) * 16;
+}
+
+template <Op op, class T, int Unroll, Hint hint>
+__global__ void __launch_bounds__(kThreads) bulk_kernel(const StreamArgs<T> p) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  constexpr bool reads_b = ReadsB<op>::value;
+  constexpr int W = Pack<T>::width;
+  constexpr int tile = bulk_tile_vectors<T, Unroll>();
+  extern __shared__ __align__(128) unsigned char shared[];
+  __shared__ __align__(8) unsigned long long barrier;
+  wait_for_previous_grid();
+  head_and_tail<op>(p, std::uint64_t(blockIdx.x) * kThreads + threadIdx.x);
+
+  const std::uint64_t first = std::uint64_t(blockIdx.x) * tile;
+  if (first >= p.vectors) return;  // block 0 of an array with no whole vector
+  const std::uint64_t left = p.vectors - first;
+  const int count = left < tile ? int(left) : tile;
+  const unsigned bytes = unsigned(count) * 16;
+  const unsigned bar = static_cast<unsigned>(__cvta_generic_to_shared(&barrier));
+  const unsigned sa = static_cast<unsigned>(__cvta_generic_to_shared(shared));
+  const unsigned sb = sa + tile * 16;
+  if (threadIdx.x == 0) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bar) : "memory");
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar),
+                 "r"(reads_b ? 2 * bytes : bytes)
+                 : "memory");
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(sa),
+                 "l"(p.a + p.head + first * W), "r"(bytes), "r"(bar)
+                 : "memory");
+    if constexpr (reads_b)
+      asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(sb),
+                   "l"(p.b + p.head + first * W), "r"(bytes), "r"(bar)
+                   : "memory");
+  }
+  __syncthreads();  // the barrier is initialized before anyone waits on it
+  unsigned done = 0;
+  do {
+    asm volatile(
+        "{ .reg .pred ready; mbarrier.try_wait.parity.shared::cta.b64 ready, [%1], 0; selp.u32 %0, 1, 0, ready; }"
+        : "=r"(done)
+        : "r"(bar)
+        : "memory");
+  } while (!done);
+
+  const Pack<T>* xa = reinterpret_cast<const Pack<T>*>(shared);
+  const Pack<T>* xb = reinterpret_cast<const Pack<T>*>(shared + tile * 16);
+  T* out = p.out + p.head + first * W;
+#pragma unroll
+  for (int u = 0; u < Unroll; ++u) {
+    const int v = u * kThreads + threadIdx.x;
+    if (v < count) {
+      const Pack<T> x = xa[v];
+      Pack<T> y{};
+      if constexpr (reads_b) y = xb[v];
+      Pack<T> r;
+#pragma unroll
+      for (int k = 0; k < W; ++k) r.e[k] = apply<op>(x.e[k], y.e[k], p.s, p.t);
+      store_vector<T, hint>(out + std::size_t(v) * W, r);
+    }
+  }
+#endif
+}
+
+inline unsigned bulk_blocks(std::uint64_t vectors, int tile) {
+  const std::uint64_t blocks = (vectors + tile - 1) / tile;
+  return static_cast<unsigned>(blocks < 1 ? 1 : blocks);
+}
+
+// Launches with programmatic dependent launch where the GPU has it (sm_90+).
+template <class... Params, class... Args>
+cudaError_t launch_kernel(void (*kernel)(Params...), unsigned blocks, std::size_t shared_bytes, cudaStream_t stream,
+                          bool dependent_launch, Args... args) {
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(blocks);
+  config.blockDim = dim3(kThreads);
+  config.dynamicSmemBytes = shared_bytes;
+  config.stream = stream;
+  cudaLaunchAttribute attribute[1];
+  attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute[0].val.programmaticStreamSerializationAllowed = 1;
+  config.attrs = attribute;
+  config.numAttrs = dependent_launch ? 1 : 0;
+  return cudaLaunchKernelEx(&config, kernel, args...);
 }
 
 // Splits [0, n) of `out` into head, vectors and tail, and says which inputs can be

@@ -12,6 +12,7 @@ namespace ew::detail::cuda {
 // Per-device launch shape, filled once per context so a launch makes no query.
 struct LaunchShape {
   int sm_count = 0;
+  int major = 0;  // compute capability: bulk copies and dependent launch need 9
   // Resident blocks per multiprocessor of each kernel, by [op][dtype][aligned];
   // 0 until first asked for (cudaOccupancyMaxActiveBlocksPerMultiprocessor).
   int blocks_per_sm[op_count][2][2] = {};

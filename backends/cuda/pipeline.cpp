@@ -17,11 +17,6 @@ Residence residence(MemorySpace s) {
   return Residence::device;  // device or managed: the kernel reads it where it is
 }
 
-// Chunks of pinned-only calls: small enough that filling and draining the pipeline
-// costs little (the first H2D and last D2H are not overlapped), large enough that
-// each copy runs near the link's rate.
-constexpr std::size_t kPinnedChunkBytes = std::size_t(8) << 20;
-
 }  // namespace
 
 HostPipeline::HostPipeline(std::size_t staging_bytes, int copy_threads)
@@ -77,7 +72,7 @@ void HostPipeline::run(const OpCall& c, cudaStream_t main, LaunchShape& shape) {
   for (int k = 0; k < kArrays; ++k) any_pageable |= (k != 1 || has_b) && where[k] == Residence::pageable;
   ensure_scratch();
   if (any_pageable) ensure_staging();
-  const std::size_t chunk = (any_pageable ? chunk_bytes_ : std::min(chunk_bytes_, kPinnedChunkBytes)) / elem;
+  const std::size_t chunk = chunk_bytes_ / elem;
 
   for (Slot& s : slots_) s.pending_drain = false;  // left over only by a call that threw
   check(cudaEventRecord(ready_, main), "cudaEventRecord (pipeline start)");

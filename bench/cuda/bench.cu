@@ -4,8 +4,8 @@
 //   2. every op x dtype x n in {2^20, 2^22, ..., 2^28}: ew vs cub::DeviceTransform, and
 //      axpy/copy vs cuBLAS for n >= 2^24 (cold cache: operands rotate through an arena
 //      many times the L2, so no call finds its data in L2);
-//   3. the same kernel under other policies (loads in flight, cache hints, grid), to
-//      show why the product's policy was chosen;
+//   3. the kernels under other policies (per-thread vector loads or bulk copies, loads
+//      in flight, cache hints, dependent launch), to show why the product's was chosen;
 //   4. time per call for n <= 2^16 vs an empty kernel launch (back to back, warm);
 //   5. host-resident add of 512 MiB arrays: pinned vs the transfer floor, pageable vs
 //      the sequential cudaMemcpy-kernel-cudaMemcpy path.
@@ -121,33 +121,49 @@ struct Csv {
   }
 };
 
-template <Op op, class T, int U, k::Hint hint>
+template <Op op, class T, int U, k::Hint hint, bool bulk>
 void launch_policy(std::size_t n, const void* a, const void* b, void* out, double s, double t, cudaStream_t stream,
-                   int sm_count, bool one_vector_per_thread) {
+                   int sm_count, bool dependent_launch) {
   auto p = k::make_stream_args<T>(n, static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(out), T(s),
                                   T(t));
-  auto kernel = k::stream_kernel<op, T, U, true, hint>;
-  static int occupancy = 0;
-  if (!occupancy) check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occupancy, kernel, k::kThreads, 0), "occupancy");
-  const std::uint64_t max_blocks = one_vector_per_thread ? (std::uint64_t(1) << 31) - 1 : std::uint64_t(occupancy) * sm_count;
-  kernel<<<k::grid_blocks(p.vectors, max_blocks), k::kThreads, 0, stream>>>(p);
-  check(cudaGetLastError(), "policy launch");
+  if constexpr (bulk) {
+    constexpr std::size_t shared = k::bulk_shared_bytes<op, T, U>();
+    auto kernel = k::bulk_kernel<op, T, U, hint>;
+    static bool raised = false;
+    if (shared > 48 * 1024 && !raised)
+      check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)), "smem attribute");
+    raised = true;
+    check(k::launch_kernel(kernel, k::bulk_blocks(p.vectors, k::bulk_tile_vectors<T, U>()), shared, stream,
+                           dependent_launch, p),
+          "bulk launch");
+  } else {
+    auto kernel = k::stream_kernel<op, T, U, true, hint>;
+    static int occupancy = 0;
+    if (!occupancy) check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occupancy, kernel, k::kThreads, 0), "occupancy");
+    check(k::launch_kernel(kernel, k::grid_blocks(p.vectors, std::uint64_t(occupancy) * sm_count), 0, stream,
+                           dependent_launch, p),
+          "stream launch");
+  }
 }
 
 struct Policy {
   const char* name;
   void (*launch)(std::size_t, const void*, const void*, void*, double, double, cudaStream_t, int, bool);
-  bool one_vector_per_thread;
+  bool dependent_launch;
 };
 
 template <Op op, class T>
 std::vector<Policy> policies() {
-  return {{"4 in flight (product)", &launch_policy<op, T, 4, k::Hint::plain>, false},
-          {"2 in flight", &launch_policy<op, T, 2, k::Hint::plain>, false},
-          {"8 in flight", &launch_policy<op, T, 8, k::Hint::plain>, false},
-          {"4 in flight, evict-first", &launch_policy<op, T, 4, k::Hint::streaming>, false},
-          {"8 in flight, evict-first", &launch_policy<op, T, 8, k::Hint::streaming>, false},
-          {"one vector per thread", &launch_policy<op, T, 4, k::Hint::plain>, true}};
+  using k::Hint;
+  return {{"vec4 plain", &launch_policy<op, T, 4, Hint::plain, false>, false},
+          {"vec4 cs", &launch_policy<op, T, 4, Hint::streaming, false>, false},
+          {"vec4 cs pdl", &launch_policy<op, T, 4, Hint::streaming, false>, true},
+          {"vec8 cs pdl", &launch_policy<op, T, 8, Hint::streaming, false>, true},
+          {"bulk2 cs pdl", &launch_policy<op, T, 2, Hint::streaming, true>, true},
+          {"bulk4 cs", &launch_policy<op, T, 4, Hint::streaming, true>, false},
+          {"bulk4 cs pdl", &launch_policy<op, T, 4, Hint::streaming, true>, true},
+          {"bulk4 plain pdl", &launch_policy<op, T, 4, Hint::plain, true>, true},
+          {"bulk8 cs pdl", &launch_policy<op, T, 8, Hint::streaming, true>, true}};
 }
 
 }  // namespace
@@ -266,9 +282,9 @@ int main(int argc, char** argv) try {
       for (const Policy& pol : list) {
         const double tt = time_calls(stream, [&](long j) {
           auto p = arena.at(op, n, d, j);
-          pol.launch(n, p.a, p.b, p.out, s, t, stream, gpu.sm_count, pol.one_vector_per_thread);
+          pol.launch(n, p.a, p.b, p.out, s, t, stream, gpu.sm_count, pol.dependent_launch);
         }, batch, batches);
-        std::printf(" %9.0f", bytes / tt / 1e9);
+        std::printf(" %15.0f", bytes / tt / 1e9);
         csv.row(std::string("policy,") + to_string(op) + "," + to_string(d) + "," + std::to_string(lg) + "," +
                 pol.name + "," + std::to_string(tt) + "," + std::to_string(bytes / tt / 1e9) + ",");
       }
@@ -276,9 +292,8 @@ int main(int argc, char** argv) try {
     }
   };
   {
-    auto names = policies<Op::add, float>();
     std::printf("%-16s", "");
-    for (const Policy& p : names) std::printf(" | %s", p.name);
+    for (const Policy& p : policies<Op::add, float>()) std::printf(" %15s", p.name);
     std::printf("\n");
   }
   run_policies(Op::add, DType::f32, policies<Op::add, float>());
@@ -289,18 +304,20 @@ int main(int argc, char** argv) try {
   std::printf("\nSmall n, warm, back to back: microseconds per call (ratio = call / empty launch)\n");
   {
     const int batch = 2000;
-    const double t_empty = time_calls(stream, [&](long) { empty_kernel<<<1, 32, 0, stream>>>(); }, batch, batches);
-    std::printf("empty kernel launch: %.2f us\n", t_empty * 1e6);
-    csv.row("small,empty,,0,launch," + std::to_string(t_empty) + ",,");
+    auto empty = [&] { return time_calls(stream, [&](long) { empty_kernel<<<1, 32, 0, stream>>>(); }, batch, batches); };
+    // The host is a shared VM: each call is measured right after its own empty-launch baseline.
     for (int lg : {10, 12, 14, 16}) {
       const std::size_t n = std::size_t(1) << lg;
       for (Op op : {Op::add, Op::axpy}) {
         auto p = arena.at(op, n, DType::f32, 0);
+        const double t_empty = empty();
         const double t_ew = time_calls(stream, [&](long) { ew_call(op, DType::f32, n, p, s, t); }, batch, batches);
         const double t_cub = time_calls(stream, [&](long) { cub.run(op, DType::f32, n, p.a, p.b, p.out, s, t, stream); },
                                         batch, batches);
-        std::printf("%-5s f32 2^%d: ew %.2f us (%.3fx empty), cub %.2f us (%.3fx empty)\n", to_string(op), lg,
-                    t_ew * 1e6, t_ew / t_empty, t_cub * 1e6, t_cub / t_empty);
+        std::printf("%-5s f32 2^%d: empty launch %.2f us, ew %.2f us (%.3fx), cub %.2f us (%.3fx)\n", to_string(op), lg,
+                    t_empty * 1e6, t_ew * 1e6, t_ew / t_empty, t_cub * 1e6, t_cub / t_empty);
+        csv.row(std::string("small,") + to_string(op) + ",f32," + std::to_string(lg) + ",empty," +
+                std::to_string(t_empty) + ",,");
         csv.row(std::string("small,") + to_string(op) + ",f32," + std::to_string(lg) + ",ew," + std::to_string(t_ew) +
                 ",," + std::to_string(t_ew / t_empty));
         csv.row(std::string("small,") + to_string(op) + ",f32," + std::to_string(lg) + ",cub," + std::to_string(t_cub) +
@@ -337,13 +354,25 @@ int main(int argc, char** argv) try {
       for (std::size_t i = 0; i < n; i += 4099)
         if (c[i] != ha[i] + hb[i]) throw std::runtime_error(std::string(what) + ": wrong result at " + std::to_string(i));
     };
-    add<float>(ctx, pa, pb, pc);  // first call allocates the pipeline's scratch
-    ctx.synchronize();
-    const double t_pinned = wall_seconds([&] {
-      add<float>(ctx, pa, pb, pc);
-      ctx.synchronize();
-    }, reps);
-    verify(pc.data(), "pinned");
+    double t_pinned = 0;
+    for (std::size_t mib : {72, 144, 0}) {  // chunks of 8, 16 and (default) 28 MiB per array
+      ContextOptions o;
+      o.staging_bytes = mib << 20;
+      Context pipe(Backend::cuda, o);
+      std::memset(pc.data(), 0, bytes);
+      add<float>(pipe, pa, pb, pc);  // first call allocates the pipeline's scratch
+      pipe.synchronize();
+      const double tp = wall_seconds([&] {
+        add<float>(pipe, pa, pb, pc);
+        pipe.synchronize();
+      }, reps);
+      verify(pc.data(), "pinned");
+      std::printf("pinned through ew, staging %s: %.2f ms = %.3fx the floor\n",
+                  mib ? (std::to_string(mib) + " MiB").c_str() : "default", tp * 1e3, floor_s / tp);
+      csv.row("host,add,f32,27,ew pinned staging " + std::to_string(mib) + "," + std::to_string(tp) + ",," +
+              std::to_string(floor_s / tp));
+      if (!mib) t_pinned = tp;
+    }
     const double t_seq = wall_seconds([&] {
       check(cudaMemcpy(da.data(), ha.data(), bytes, cudaMemcpyHostToDevice), "memcpy");
       check(cudaMemcpy(db.data(), hb.data(), bytes, cudaMemcpyHostToDevice), "memcpy");
