@@ -50,3 +50,20 @@ if(Kokkos_FOUND)
     set(_ew_kokkos_why "Kokkos ${Kokkos_VERSION} at ${Kokkos_DIR} is a static library; the Kokkos backend needs a shared Kokkos (build it with -DBUILD_SHARED_LIBS=ON)")
   endif()
 endif()
+
+# ew_kokkos_device_compilation(<target>): the sources of <target> include Kokkos_Core.hpp,
+# so with a CUDA-enabled Kokkos they are compiled the way that Kokkos asks: through
+# Kokkos' compiler launcher (nvcc_wrapper), or as the CUDA language when Kokkos was built
+# with Kokkos_ENABLE_COMPILE_AS_CMAKE_LANGUAGE. Nothing to do for host-only Kokkos.
+function(ew_kokkos_device_compilation target)
+  if(NOT Kokkos_ENABLE_CUDA)
+    return()
+  endif()
+  if(Kokkos_COMPILE_LANGUAGE STREQUAL "CUDA")
+    enable_language(CUDA)
+    get_target_property(_ew_sources ${target} SOURCES)
+    set_source_files_properties(${_ew_sources} TARGET_DIRECTORY ${target} PROPERTIES LANGUAGE CUDA)
+  else()
+    kokkos_compilation(TARGET ${target})
+  endif()
+endfunction()
