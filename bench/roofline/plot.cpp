@@ -53,6 +53,9 @@ std::string tick_label(double v) {
   return o.str();
 }
 
+// Powers of two below 1 as fractions: 1/64, 1/32, ...
+std::string pow2_label(double v) { return v >= 1 ? tick_label(v) : "1/" + num(1 / v, 0); }
+
 const char* device_color(Place p) { return p == Place::host ? "#1f4e79" : "#8b1a1a"; }
 
 class Palette {
@@ -110,7 +113,7 @@ void axes(std::ostream& s, const Frame& f, const std::string& xlabel, const std:
       double p = f.px(x);
       s << "<line x1='" << p << "' y1='" << f.y0 << "' x2='" << p << "' y2='" << f.y0 + f.h
         << "' stroke='#eeeeee'/>\n<text x='" << p << "' y='" << f.y0 + f.h + 15
-        << "' text-anchor='middle' font-size='11'>" << tick_label(x) << "</text>\n";
+        << "' text-anchor='middle' font-size='11'>" << pow2_label(x) << "</text>\n";
     }
   } else {
     int step = f.xmax - f.xmin > 12 ? 2 : 1;
@@ -228,10 +231,12 @@ void roofline_panel(std::ostream& s, const Report& r, Palette& pal, double x0, d
       segment(s, f, f.xmin, c.spec_gbps * f.xmin, roof / c.spec_gbps, roof, color, "2,3", 1.2);
       legend_line(color, "2,3", "spec " + num(c.spec_gbps) + " GB/s (clock x bus x 2)");
     }
+    // The flat roofs start where the fastest slope (cache, else memory) meets them.
+    const double fastest = std::max(c.memory_gbps, c.cache_gbps);
     for (DType d : all_dtypes) {
       double peak = c.fma_gflops(d);
-      if (peak <= 0 || c.memory_gbps <= 0) continue;
-      segment(s, f, peak / c.memory_gbps, peak, f.xmax, peak, color, d == DType::f32 ? nullptr : "10,3,2,3", 2.2);
+      if (peak <= 0 || fastest <= 0) continue;
+      segment(s, f, peak / fastest, peak, f.xmax, peak, color, d == DType::f32 ? nullptr : "10,3,2,3", 2.2);
       legend_line(color, d == DType::f32 ? nullptr : "10,3,2,3",
                   std::string("FMA peak ") + to_string(d) + " " + num(peak, 0) + " GFLOP/s");
     }

@@ -43,7 +43,7 @@ struct CeilingKernel {
   std::string kind;   // "memory", "cache" or "fma"
   std::string name;   // what ran, e.g. "copy, streaming stores"
   std::string dtype;  // for "fma": f32 or f64
-  double value = 0;   // GB/s or GFLOP/s (median)
+  double value = 0;   // GB/s or GFLOP/s of the fastest repetition (a ceiling is what the machine can do)
   Stats stats;
 };
 
