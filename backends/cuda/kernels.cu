@@ -1,8 +1,9 @@
 // Launches the product's kernels with the policy chosen from the measurements in
-// docs/performance/cuda.md (bench/cuda times the alternatives in the same run):
-// on sm_90+, arrays whose operands share the output's alignment go through the
-// bulk-copy kernel, everything else through the per-thread vector kernel; stores are
-// evict-first, and launches let the next op start while this one drains.
+// docs/performance/cuda.md (bench/cuda times the alternatives in the same run): up to
+// 2^20 vectors (16 MiB per array) the per-thread vector kernel, 4 loads in flight;
+// above that, on sm_90+ and with operands that share the output's alignment, the
+// bulk-copy kernel with tiles of 2 vectors per thread. Stores are evict-first, and
+// launches let the next op start while this one drains (dependent launch, sm_90+).
 #include "kernels.cuh"
 #include "kernels.hpp"
 
@@ -11,16 +12,18 @@ namespace ew::detail::cuda {
 namespace {
 
 constexpr int kUnroll = 4;
+constexpr int kBulkUnroll = 2;
 constexpr Hint kHint = Hint::streaming;
-// Below this many vectors a launch is latency-bound and the simpler kernel is as fast.
-constexpr std::uint64_t kBulkMinVectors = std::uint64_t(1) << 14;
+// Below this the vector kernel was as fast or faster (H200, 2026-11-22).
+constexpr std::uint64_t kBulkMinVectors = std::uint64_t(1) << 20;
 
 template <Op op, class T, bool Aligned>
 cudaError_t launch_typed(const StreamArgs<T>& p, int& blocks_per_sm, const LaunchShape& shape, cudaStream_t stream) {
   const bool hopper = shape.major >= 9;
   if (Aligned && hopper && p.vectors >= kBulkMinVectors) {
-    constexpr int tile = bulk_tile_vectors<T, kUnroll>();
-    launch_kernel(bulk_kernel<op, T, kUnroll, kHint>, bulk_blocks(p.vectors, tile), bulk_shared_bytes<op, T, kUnroll>(),
+    constexpr int tile = bulk_tile_vectors<T, kBulkUnroll>();
+    launch_kernel(bulk_kernel<op, T, kBulkUnroll, kHint>, bulk_blocks(p.vectors, tile),
+                  bulk_shared_bytes<op, T, kBulkUnroll>(),
                   stream, true, p);
     return cudaGetLastError();
   }

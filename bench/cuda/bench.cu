@@ -355,7 +355,7 @@ int main(int argc, char** argv) try {
         if (c[i] != ha[i] + hb[i]) throw std::runtime_error(std::string(what) + ": wrong result at " + std::to_string(i));
     };
     double t_pinned = 0;
-    for (std::size_t mib : {72, 144, 0}) {  // chunks of 8, 16 and (default) 28 MiB per array
+    for (std::size_t mib : {72, 256, 0}) {  // chunks of 8, 28 and (default) 16 MiB per array
       ContextOptions o;
       o.staging_bytes = mib << 20;
       Context pipe(Backend::cuda, o);
