@@ -10,6 +10,7 @@
 #include <string>
 
 #include "cpu_kernels.hpp"
+#include "ew/ew.hpp"
 #include "timing.hpp"
 
 namespace ew::roofline::cpu {
@@ -166,6 +167,18 @@ Ceilings measure_ceilings(const Machine& m, bool quick, int reps) {
   bandwidth("memory", "triad, streaming stores", 3 * f,
             [&](std::size_t lo, std::size_t len) { k.triad_stream(a + lo, b + lo, out + lo, len); });
   bandwidth("memory", "write, streaming stores", f, [&](std::size_t lo, std::size_t len) { k.fill_stream(out + lo, len); });
+  // The library's own copy where Highway runs: its streaming stores are a streaming
+  // kernel too, and the ceiling must not sit below what a backend shows it can do.
+  if (backend_status(Backend::highway).usable) {
+    Context hwy(Backend::highway);
+    Stats s = repeat(reps, [&] {
+      return seconds_of([&] {
+        ew::copy<float>(hwy, Span<const float>(a, n, MemorySpace::host), Span<float>(out, n, MemorySpace::host));
+        hwy.synchronize();
+      });
+    });
+    c.add({"memory", "highway backend copy (ew::copy)", "", 2 * f / s.min / 1e9, s});
+  }
   host_free(a), host_free(b), host_free(out);
 
   // Per-core L2: each thread sums its own block of half its L2, many times over.

@@ -79,8 +79,9 @@ int run(const Options& o) {
   plan.device_cold_bytes = std::max<std::size_t>(8 * r.machine.gpu_l2_bytes, std::size_t(512) << 20);
 
   progress.step("ceilings");
-  // A ceiling is a best case: at least 5 tries even with --quick or --reps 1.
-  const int ceiling_reps = std::max(r.reps, 5);
+  // A ceiling is a best case: at least 9 tries even with --quick or --reps 1 (on a
+  // shared machine a few of them will be disturbed).
+  const int ceiling_reps = std::max(r.reps, 9);
   if (host) r.ceilings.push_back(cpu::measure_ceilings(r.machine, o.quick, ceiling_reps));
   if (device) r.ceilings.push_back(gpu::measure_ceilings(o.quick, ceiling_reps));
 

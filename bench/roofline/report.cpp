@@ -65,7 +65,7 @@ void print_table(const Report& r, std::FILE* out) {
                  r.machine.gpu_memory_bytes / double(1 << 30));
   for (const Skipped& s : r.skipped) std::fprintf(out, "skipped backend %s: %s\n", s.name.c_str(), s.reason.c_str());
 
-  std::fprintf(out, "\nceilings (fastest of %d repetitions)\n", std::max(r.reps, 5));
+  std::fprintf(out, "\nceilings (fastest of %d repetitions)\n", std::max(r.reps, 9));
   for (const Ceilings& c : r.ceilings) {
     for (const CeilingKernel& k : c.kernels)
       std::fprintf(out, "  %-4s %-7s %-40s %10.1f %s\n", to_string(c.place), k.kind.c_str(), k.name.c_str(), k.value,
