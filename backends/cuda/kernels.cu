@@ -1,5 +1,5 @@
 // Launches the product's kernels with the policy chosen from the measurements in
-// docs/performance/cuda.md (bench/cuda times the alternatives in the same run): up to
+// docs/performance/cuda.md (bench/cuda times the alternatives in the same run): below
 // 2^20 vectors (16 MiB per array) the per-thread vector kernel, 4 loads in flight;
 // above that, on sm_90+ and with operands that share the output's alignment, the
 // bulk-copy kernel with tiles of 2 vectors per thread. Stores are evict-first, and

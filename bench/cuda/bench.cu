@@ -272,7 +272,7 @@ int main(int argc, char** argv) try {
         std::printf("\n");
       }
 
-  std::printf("\nKernel policies, cold-cache GB/s (same kernel template, same grid rule)\n");
+  std::printf("\nKernel policies of backends/cuda/kernels.cuh, cold-cache GB/s (vecU: U loads in flight per thread; bulkU: bulk-copy tiles of U vectors per thread; cs: evict-first; pdl: dependent launch)\n");
   auto run_policies = [&](Op op, DType d, const std::vector<Policy>& list) {
     for (int lg : logs) {
       const std::size_t n = std::size_t(1) << lg;
