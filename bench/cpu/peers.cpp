@@ -27,7 +27,6 @@ void transform(std::size_t n, const T* a, const T* b, T* out, T s, T t) {
     std::transform(a, a + n, out, [s, t](T x) { return apply<op>(x, T(0), s, t); });
 }
 
-
 // Turns the peer interface's run-time op and dtype into a compile-time loop.
 template <bool parallel>
 void run(Op op, DType dtype, std::size_t n, const void* a, const void* b, void* out, double s, double t, void*) {
