@@ -1,6 +1,6 @@
 // ew-kokkos-bench: the kokkos backend beside the backend it must keep up with, in one
 // run, through the public API only.
-//   GPU (Kokkos on Cuda): every op x dtype x n in {2^20, 2^24, 2^26, 2^28}, kokkos vs
+//   GPU (Kokkos on Cuda): every op x dtype x n in {2^20, 2^22, ..., 2^28}, kokkos vs
 //     the cuda backend, on one device arena of 8 GiB (both accept device memory);
 //   CPU (Kokkos on a host space): add and triad at 2^25, kokkos vs the highway backend
 //     and the plain OpenMP loop peer, on a host arena of 2 GiB.
@@ -162,7 +162,7 @@ int gpu_section(Context& kokkos, bool quick, Csv& csv) {
   fill(cuda, arena);
 
   std::vector<Runner> runners = {ew_runner(kokkos, arena), ew_runner(cuda, arena)};
-  const int log2s[] = {20, 24, 26, 28};
+  const int log2s[] = {20, 22, 24, 26, 28};
   std::printf("\n%-6s %-4s %6s %12s %12s %9s\n", "op", "type", "log2n", "kokkos GB/s", "cuda GB/s", "kokkos/cuda");
   double worst_goal = 1e9;
   std::string worst;
