@@ -63,11 +63,14 @@ class Palette {
   const std::string& of(const std::string& target, bool peer) {
     auto it = colors_.find(target);
     if (it != colors_.end()) return it->second;
+    // Backends in saturated primaries, the known peers in clearly different hues.
     static const std::map<std::string, std::string> fixed = {
-        {"cuda", "#d62728"}, {"highway", "#1f77b4"}, {"kokkos", "#9467bd"}, {"scalar", "#7f7f7f"}};
-    static const char* others[] = {"#ff7f0e", "#2ca02c", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#393b79", "#637939"};
+        {"cuda", "#d62728"},           {"highway", "#1f77b4"},        {"kokkos", "#9467bd"},
+        {"scalar", "#7f7f7f"},         {"cub::DeviceTransform", "#2ca02c"}, {"cuBLAS", "#ff7f0e"},
+        {"openmp loop", "#e377c2"},    {"std::transform", "#17becf"}};
+    static const char* others[] = {"#8c564b", "#bcbd22", "#393b79", "#637939", "#843c39", "#7b4173"};
     auto f = fixed.find(target);
-    std::string c = !peer && f != fixed.end() ? f->second : others[next_++ % 8];
+    std::string c = f != fixed.end() ? f->second : others[next_++ % 6];
     order_.push_back({target, peer});
     return colors_[target] = c;
   }
