@@ -4,9 +4,7 @@
 //
 // Device spaces: Kokkos does not widen global loads by itself (a float lambda reached
 // 2514 GB/s on an H200 where float4 reached 4332), so the body moves 16-byte vectors,
-// `per_iteration` of them per input stream, all loads issued before any use: 4 when
-// there are enough vectors to fill the GPU with threads that way, else 1 (on an H200,
-// 4 per thread left SMs idle at 2^20 floats: 0.76x the cuda backend).
+// `vectors_per_iteration` of them per input stream, all loads issued before any use.
 // Consecutive iterations touch consecutive vectors, so every load is coalesced. The
 // few elements before the first 16-byte boundary of the output (head) and after the
 // last whole vector (tail) are done by the first iterations of the same launch: a
@@ -69,9 +67,9 @@ VectorSplit split_for_vectors(const OpCall& c) {
   return {head, vectors, n - head - vectors * Vec<T>::lanes};
 }
 
-template <Op op, bool reads_b, class T, class MemorySpace, Index per_iteration>
+template <Op op, bool reads_b, class T, class MemorySpace>
 struct DeviceKernel {
-  static constexpr Index vectors_per_iteration = per_iteration;
+  static constexpr Index vectors_per_iteration = 4;  // 64 bytes per stream in flight per thread
   static constexpr Index tile = 128;  // consecutive iterations per group of vectors
   using V = Vec<T>;
 
@@ -115,34 +113,25 @@ struct DeviceKernel {
   }
 };
 
-template <Op op, bool reads_b, class T, Index per_iteration, class Exec>
-void launch_device(const Exec& exec, const OpCall& c, const VectorSplit& split) {
+template <Op op, bool reads_b, class T, class Exec>
+void run_device(const Exec& exec, const OpCall& c) {
   using Space = typename Exec::memory_space;
-  using Kernel = DeviceKernel<op, reads_b, T, Space, per_iteration>;
+  using Kernel = DeviceKernel<op, reads_b, T, Space>;
   using V = Vec<T>;
   const Index n = static_cast<Index>(c.n);
   Kernel kernel;
-  kernel.split = split;
+  kernel.split = split_for_vectors<T>(c);
   kernel.k = {static_cast<T>(c.s), static_cast<T>(c.t)};
   kernel.a = UnmanagedView<const T, Space>(c.a_as<T>(), n);
   kernel.out = UnmanagedView<T, Space>(c.out_as<T>(), n);
   if (reads_b) kernel.b = UnmanagedView<const T, Space>(c.b_as<T>(), n);
-  const Index h = split.head, nv = split.vectors;
+  const Index h = kernel.split.head, nv = kernel.split.vectors;
   kernel.av = UnmanagedView<const V, Space>(reinterpret_cast<const V*>(c.a_as<T>() + h), nv);
   kernel.outv = UnmanagedView<V, Space>(reinterpret_cast<V*>(c.out_as<T>() + h), nv);
   if (reads_b) kernel.bv = UnmanagedView<const V, Space>(reinterpret_cast<const V*>(c.b_as<T>() + h), nv);
   Kokkos::parallel_for("ew::kokkos::vectors",
-                       Kokkos::RangePolicy<Exec, Kokkos::IndexType<Index>>(exec, 0, Kernel::iterations(split)), kernel);
-}
-
-template <Op op, bool reads_b, class T, class Exec>
-void run_device(const Exec& exec, const OpCall& c) {
-  const VectorSplit split = split_for_vectors<T>(c);
-  const Index resident_threads = static_cast<Index>(exec.concurrency());
-  if (split.vectors >= 4 * resident_threads)
-    launch_device<op, reads_b, T, 4>(exec, c, split);
-  else
-    launch_device<op, reads_b, T, 1>(exec, c, split);
+                       Kokkos::RangePolicy<Exec, Kokkos::IndexType<Index>>(exec, 0, Kernel::iterations(kernel.split)),
+                       kernel);
 }
 
 // Outputs of at least this many bytes are written with streaming stores on x86.

@@ -1,7 +1,6 @@
 // The Kokkos backend's own edges: sizes and offsets around the device kernel's tiles
-// (128 iterations of 1 or 4 vectors; 4 from about 4.3M floats on an H200, so 5000011
-// takes that path), the host kernel's chunks and its streaming-store threshold (1 MiB
-// of output); what the probe reports; options
+// (2048 floats or 1024 doubles per 128 iterations), the host kernel's chunks and its
+// streaming-store threshold (1 MiB of output); what the probe reports; options
 // Kokkos cannot honour; memory the execution space cannot reach; and, on Cuda, the
 // context's stream.
 #include <Kokkos_Core.hpp>
@@ -17,7 +16,7 @@ constexpr bool on_host =
     Kokkos::SpaceAccessibility<Kokkos::HostSpace, Kokkos::DefaultExecutionSpace::memory_space>::accessible;
 
 constexpr std::size_t sizes[] = {2, 5, 2047, 2048, 2049, 4096 + 7, 65536 + 1, (1u << 17) - 1, 1u << 17,
-                                 (1u << 18) - 1, 1u << 18, (1u << 18) + 1, 3000017, 5000011};
+                                 (1u << 18) - 1, 1u << 18, (1u << 18) + 1, 3000017};
 constexpr Op ops[] = {Op::copy, Op::scale, Op::add, Op::mul, Op::triad, Op::axpy, Op::axpby};
 
 using Param = std::tuple<Op, DType, std::size_t, int>;
