@@ -183,16 +183,17 @@ const Info& query() {
     int v = 0;
     cudaDriverGetVersion(&v);
     i.driver = "CUDA " + version_string(v);
-    // The kernel module's own version, where Linux shows it ("... Kernel Module  580.159.04 ...").
+    // The kernel module's own version, where Linux shows it: the first word of
+    // /proc/driver/nvidia/version made of digits and dots ("... for x86_64  580.159.04 ...").
     std::ifstream nv("/proc/driver/nvidia/version");
     std::string line;
     if (std::getline(nv, line)) {
-      auto at = line.find("Kernel Module");
-      if (at != std::string::npos) {
-        std::istringstream words(line.substr(at + 13));
-        std::string version;
-        if (words >> version) i.driver = version + " (" + i.driver + ")";
-      }
+      std::istringstream words(line);
+      for (std::string w; words >> w;)
+        if (w.find('.') != std::string::npos && w.find_first_not_of("0123456789.") == std::string::npos) {
+          i.driver = w + " (" + i.driver + ")";
+          break;
+        }
     }
     cudaRuntimeGetVersion(&v);
     i.runtime = version_string(v);
