@@ -16,7 +16,7 @@ constexpr bool on_host =
     Kokkos::SpaceAccessibility<Kokkos::HostSpace, Kokkos::DefaultExecutionSpace::memory_space>::accessible;
 
 constexpr std::size_t sizes[] = {2, 5, 2047, 2048, 2049, 4096 + 7, 65536 + 1, (1u << 17) - 1, 1u << 17,
-                                 (1u << 18) - 1, 1u << 18, (1u << 18) + 1, 3000017};
+                                 (1u << 18) - 1, 1u << 18, (1u << 18) + 1};
 constexpr Op ops[] = {Op::copy, Op::scale, Op::add, Op::mul, Op::triad, Op::axpy, Op::axpby};
 
 using Param = std::tuple<Op, DType, std::size_t, int>;
