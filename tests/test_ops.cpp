@@ -86,10 +86,15 @@ TEST_P(Aliasing, ExactAliasingIsInPlace) {
     check_aliasing<double>(ctx, op);
 }
 
+std::string alias_name(const testing::TestParamInfo<AliasParam>& info) {
+  return std::string(to_string(std::get<1>(info.param))) + "_" + to_string(std::get<2>(info.param));
+}
+
 #define EW_INSTANTIATE_ALIASING_FOR(backend)                                                     \
   INSTANTIATE_TEST_SUITE_P(backend, Aliasing,                                                   \
                            testing::Combine(testing::Values(Backend::backend), testing::ValuesIn(ops), \
-                                            testing::Values(DType::f32, DType::f64)))
+                                            testing::Values(DType::f32, DType::f64)),           \
+                           alias_name)
 EW_INSTANTIATE_ALIASING_FOR(scalar);
 EW_INSTANTIATE_ALIASING_FOR(highway);
 EW_INSTANTIATE_ALIASING_FOR(kokkos);
@@ -118,9 +123,14 @@ TEST_P(SpecialValues, PassThroughAsIeee) {
   }
 }
 
+std::string special_name(const testing::TestParamInfo<std::tuple<Backend, Op>>& info) {
+  return to_string(std::get<1>(info.param));
+}
+
 #define EW_INSTANTIATE_SPECIALS_FOR(backend) \
   INSTANTIATE_TEST_SUITE_P(backend, SpecialValues, \
-                           testing::Combine(testing::Values(Backend::backend), testing::ValuesIn(ops)))
+                           testing::Combine(testing::Values(Backend::backend), testing::ValuesIn(ops)), \
+                           special_name)
 EW_INSTANTIATE_SPECIALS_FOR(scalar);
 EW_INSTANTIATE_SPECIALS_FOR(highway);
 EW_INSTANTIATE_SPECIALS_FOR(kokkos);

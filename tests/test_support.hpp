@@ -7,11 +7,19 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <ostream>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "ew/ew.hpp"
+
+namespace ew {
+// Readable parameters in test names and failure messages.
+inline void PrintTo(Op op, std::ostream* os) { *os << to_string(op); }
+inline void PrintTo(DType d, std::ostream* os) { *os << to_string(d); }
+inline void PrintTo(Backend b, std::ostream* os) { *os << to_string(b); }
+}  // namespace ew
 
 namespace ew::test {
 
