@@ -6,42 +6,6 @@
 namespace ew::test {
 namespace {
 
-// Restores an environment variable when the test ends, whatever happens.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    const char* old = std::getenv(name);
-    had_ = old != nullptr;
-    if (had_) old_ = old;
-    if (value)
-      setenv(name, value, 1);
-    else
-      unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (had_)
-      setenv(name_, old_.c_str(), 1);
-    else
-      unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  bool had_;
-  std::string old_;
-};
-
-template <class F>
-void expect_error(Errc code, F&& f) {
-  try {
-    f();
-    ADD_FAILURE() << "expected ew::Error [" << to_string(code) << "], nothing was thrown";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), code) << e.what();
-    EXPECT_NE(std::string(e.what()).find(to_string(code)), std::string::npos) << e.what();
-  }
-}
-
 class BadInput : public testing::TestWithParam<Backend> {
  protected:
   void SetUp() override { EW_SKIP_IF_UNUSABLE(GetParam()); }

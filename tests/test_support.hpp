@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <ostream>
 #include <random>
@@ -85,6 +86,46 @@ long long first_mismatch(const std::vector<T>& got, const std::vector<T>& want) 
   for (std::size_t i = 0; i < want.size(); ++i)
     if (!same_bits(got[i], want[i])) return static_cast<long long>(i);
   return -1;
+}
+
+// Sets (or, with null, unsets) an environment variable and restores it when the test ends.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    const char* old = std::getenv(name);
+    had_ = old != nullptr;
+    if (had_) old_ = old;
+    if (value)
+      setenv(name, value, 1);
+    else
+      unsetenv(name);
+  }
+  ~ScopedEnv() {
+    if (had_)
+      setenv(name_, old_.c_str(), 1);
+    else
+      unsetenv(name_);
+  }
+
+ private:
+  const char* name_;
+  bool had_;
+  std::string old_;
+};
+
+// f() must throw ew::Error with `code`, whose message names the code and contains `needle`.
+template <class F>
+void expect_error(Errc code, F&& f, const char* needle = nullptr) {
+  try {
+    f();
+    ADD_FAILURE() << "expected ew::Error [" << to_string(code) << "], nothing was thrown";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), code) << e.what();
+    EXPECT_NE(std::string(e.what()).find(to_string(code)), std::string::npos) << e.what();
+    if (needle) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  }
 }
 
 inline std::string skip_reason(Backend b) {

@@ -42,40 +42,6 @@ TEST(CudaProbe, ReportsWhyWhenNoDeviceIsUsable) {
   }
 }
 
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    const char* old = std::getenv(name);
-    had_ = old != nullptr;
-    if (had_) old_ = old;
-    setenv(name, value, 1);
-  }
-  ~ScopedEnv() {
-    if (had_)
-      setenv(name_, old_.c_str(), 1);
-    else
-      unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  bool had_;
-  std::string old_;
-};
-
-template <class F>
-void expect_error(Errc code, F&& f, const char* needle = nullptr) {
-  try {
-    f();
-    ADD_FAILURE() << "expected ew::Error [" << to_string(code) << "], nothing was thrown";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), code) << e.what();
-    if (needle) {
-      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-    }
-  }
-}
-
 class Cuda : public testing::Test {
  protected:
   void SetUp() override { EW_SKIP_IF_UNUSABLE(Backend::cuda); }
