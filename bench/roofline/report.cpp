@@ -104,6 +104,10 @@ void print_table(const Report& r, std::FILE* out) {
     std::string group;
     for (const LadderStep& s : r.ladder) {
       if (s.group != group) std::fprintf(out, "  %s\n", (group = s.group).c_str());
+      if (s.seconds.reps == 0) {  // a step that could not run: its name says why
+        std::fprintf(out, "    %s\n", s.name.c_str());
+        continue;
+      }
       std::fprintf(out, "    %-52s %10s %9.1f GB/s %6s%% %8s %s%s\n", s.name.c_str(), duration(s.seconds.median).c_str(),
                    s.gbps, s.pct_of_ceiling >= 0 ? fixed(s.pct_of_ceiling, 1).c_str() : "-",
                    s.gain > 0 ? (fixed(s.gain, 2) + "x").c_str() : "", s.verified ? "verified" : "NOT VERIFIED",

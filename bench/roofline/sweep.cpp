@@ -6,7 +6,6 @@
 #include <cstring>
 #include <map>
 #include <set>
-#include <tuple>
 
 #include "cpu_probe.hpp"
 #include "ew/ew.hpp"
