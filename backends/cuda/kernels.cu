@@ -21,10 +21,9 @@ template <Op op, class T, bool Aligned>
 cudaError_t launch_typed(const StreamArgs<T>& p, int& blocks_per_sm, const LaunchShape& shape, cudaStream_t stream) {
   const bool hopper = shape.major >= 9;
   if (Aligned && hopper && p.vectors >= kBulkMinVectors) {
-    constexpr int tile = bulk_tile_vectors<T, kBulkUnroll>();
-    launch_kernel(bulk_kernel<op, T, kBulkUnroll, kHint>, bulk_blocks(p.vectors, tile),
-                  bulk_shared_bytes<op, T, kBulkUnroll>(),
-                  stream, true, p);
+    constexpr int tile = kThreads * kBulkUnroll;
+    launch_kernel(bulk_kernel<op, T, kHint, Store::vectors>, bulk_blocks(p.vectors, tile), bulk_shared_bytes<op>(tile),
+                  stream, true, p, tile);
     return cudaGetLastError();
   }
   auto kernel = stream_kernel<op, T, kUnroll, Aligned, kHint>;

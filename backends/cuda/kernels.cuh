@@ -164,27 +164,58 @@ __global__ void __launch_bounds__(kThreads) stream_kernel(const StreamArgs<T> p)
 }
 
 // The bulk-copy kernel (sm_90+, all operands 16-byte aligned past the head): each
-// block takes one tile of kThreads*Unroll vectors; one thread asks the copy engine of
-// the SM (cp.async.bulk) to bring the tile of each input into shared memory in one
-// request, completing on an mbarrier; then every thread computes from shared memory
-// and stores 16-byte vectors. Whole-tile requests keep more bytes in flight per SM
-// with fewer instructions than per-thread loads. Tiles are independent: no block waits
-// on another, so exact aliasing stays safe.
-template <class T, int Unroll>
-__host__ __device__ constexpr int bulk_tile_vectors() {
-  return kThreads * Unroll;
+// block takes one tile of `tile` vectors; one thread asks the copy engine of the SM
+// (cp.async.bulk) to bring the tile of each input into shared memory in one request,
+// completing on an mbarrier; then every thread computes from shared memory and stores
+// to global memory, 16-byte vectors or (Store::elements) one element per thread and
+// step, a warp writing 128 contiguous bytes as cub::DeviceTransform does. Whole-tile
+// requests keep more bytes in flight per SM with fewer instructions than per-thread
+// loads. Tiles are independent: no block waits on another, so exact aliasing stays safe.
+enum class Store { vectors, elements };
+
+template <Op op>
+constexpr int bulk_inputs() {
+  return ReadsB<op>::value ? 2 : 1;
 }
-template <Op op, class T, int Unroll>
-constexpr std::size_t bulk_shared_bytes() {
-  return (ReadsB<op>::value ? 2 : 1) * std::size_t(bulk_tile_vectors<T, Unroll>()) * 16;
+template <Op op>
+constexpr std::size_t bulk_shared_bytes(int tile) {
+  return bulk_inputs<op>() * std::size_t(tile) * 16;
 }
 
-template <Op op, class T, int Unroll, Hint hint>
-__global__ void __launch_bounds__(kThreads) bulk_kernel(const StreamArgs<T> p) {
+// Vectors per tile for a target of bytes in flight per SM (the input tiles of every
+// resident block), in steps of one element per thread: cub::DeviceTransform's rule,
+// whose target on sm_90 is 48 KiB. `kernel` is the bulk kernel that will run.
+inline constexpr std::size_t kBulkBytesInFlightPerSm = 48 << 10;
+template <Op op, class T, class Kernel>
+cudaError_t bulk_tile_for(Kernel kernel, std::size_t bytes_in_flight_per_sm, int& tile) {
+  tile = kThreads / Pack<T>::width;
+  for (int elements_per_thread = 1; elements_per_thread <= 32; ++elements_per_thread) {
+    const int candidate = kThreads * elements_per_thread / Pack<T>::width;  // kThreads: a multiple of every width
+    if (bulk_shared_bytes<op>(candidate) > 48 << 10) break;  // the default dynamic shared memory limit
+    tile = candidate;
+    int blocks = 0;
+    const cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, kThreads,
+                                                                         bulk_shared_bytes<op>(candidate));
+    if (e != cudaSuccess) return e;
+    if (std::size_t(blocks) * kThreads * elements_per_thread * bulk_inputs<op>() * sizeof(T) >= bytes_in_flight_per_sm)
+      break;
+  }
+  return cudaSuccess;
+}
+
+template <class T, Hint hint>
+__device__ __forceinline__ void store_element(T* p, T v) {
+  if constexpr (hint == Hint::streaming)
+    __stcs(p, v);
+  else
+    *p = v;
+}
+
+template <Op op, class T, Hint hint, Store store>
+__global__ void __launch_bounds__(kThreads) bulk_kernel(const StreamArgs<T> p, const int tile) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   constexpr bool reads_b = ReadsB<op>::value;
   constexpr int W = Pack<T>::width;
-  constexpr int tile = bulk_tile_vectors<T, Unroll>();
   extern __shared__ __align__(128) unsigned char shared[];
   __shared__ __align__(8) unsigned long long barrier;
   wait_for_previous_grid();
@@ -193,11 +224,11 @@ __global__ void __launch_bounds__(kThreads) bulk_kernel(const StreamArgs<T> p) {
   const std::uint64_t first = std::uint64_t(blockIdx.x) * tile;
   if (first >= p.vectors) return;  // block 0 of an array with no whole vector
   const std::uint64_t left = p.vectors - first;
-  const int count = left < tile ? int(left) : tile;
+  const int count = left < std::uint64_t(tile) ? int(left) : tile;
   const unsigned bytes = unsigned(count) * 16;
   const unsigned bar = static_cast<unsigned>(__cvta_generic_to_shared(&barrier));
   const unsigned sa = static_cast<unsigned>(__cvta_generic_to_shared(shared));
-  const unsigned sb = sa + tile * 16;
+  const unsigned sb = sa + unsigned(tile) * 16;
   if (threadIdx.x == 0) {
     asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bar) : "memory");
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
@@ -222,13 +253,11 @@ __global__ void __launch_bounds__(kThreads) bulk_kernel(const StreamArgs<T> p) {
         : "memory");
   } while (!done);
 
-  const Pack<T>* xa = reinterpret_cast<const Pack<T>*>(shared);
-  const Pack<T>* xb = reinterpret_cast<const Pack<T>*>(shared + tile * 16);
   T* out = p.out + p.head + first * W;
-#pragma unroll
-  for (int u = 0; u < Unroll; ++u) {
-    const int v = u * kThreads + threadIdx.x;
-    if (v < count) {
+  if constexpr (store == Store::vectors) {
+    const Pack<T>* xa = reinterpret_cast<const Pack<T>*>(shared);
+    const Pack<T>* xb = reinterpret_cast<const Pack<T>*>(shared + std::size_t(tile) * 16);
+    for (int v = threadIdx.x; v < count; v += kThreads) {
       const Pack<T> x = xa[v];
       Pack<T> y{};
       if constexpr (reads_b) y = xb[v];
@@ -237,6 +266,12 @@ __global__ void __launch_bounds__(kThreads) bulk_kernel(const StreamArgs<T> p) {
       for (int k = 0; k < W; ++k) r.e[k] = apply<op>(x.e[k], y.e[k], p.s, p.t);
       store_vector<T, hint>(out + std::size_t(v) * W, r);
     }
+  } else {
+    const T* xa = reinterpret_cast<const T*>(shared);
+    const T* xb = reinterpret_cast<const T*>(shared + std::size_t(tile) * 16);
+    const int elements = count * W;
+    for (int i = threadIdx.x; i < elements; i += kThreads)
+      store_element<T, hint>(out + i, apply<op>(xa[i], reads_b ? xb[i] : T(0), p.s, p.t));
   }
 #endif
 }

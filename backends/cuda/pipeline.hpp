@@ -1,6 +1,6 @@
 #pragma once
 // Ops with host-resident operands (pageable or pinned host memory): the arrays go
-// through the GPU in chunks over kSlots streams, so that host-to-device copies, kernels
+// through the GPU in chunks over several streams (slots), so that host-to-device copies, kernels
 // and device-to-host copies of different chunks overlap. Pinned operands are copied
 // directly; pageable ones are staged through pinned buffers that a team of host threads
 // fills and drains while the copy engines work on other chunks. Device scratch and
@@ -22,9 +22,18 @@ namespace ew::detail::cuda {
 inline constexpr std::size_t kDefaultStagingBytes = std::size_t(144) << 20;
 inline constexpr std::size_t kMinStagingBytes = std::size_t(4) << 10;
 
+// How a call is cut into chunks: over how many streams (slots), and whether the last
+// chunk is cut into pieces of halving size so that the transfers that follow the
+// last host-to-device copy are short.
+struct PipelineShape {
+  int slots = 3;
+  bool shrinking_tail = false;
+};
+
 class HostPipeline {
  public:
-  HostPipeline(std::size_t staging_bytes, int copy_threads);
+  static constexpr int kMaxSlots = 3;
+  HostPipeline(std::size_t staging_bytes, int copy_threads, PipelineShape shape = {});
   ~HostPipeline();
   HostPipeline(const HostPipeline&) = delete;
   HostPipeline& operator=(const HostPipeline&) = delete;
@@ -35,7 +44,6 @@ class HostPipeline {
   void run(const OpCall& call, cudaStream_t main, LaunchShape& shape);
 
  private:
-  static constexpr int kSlots = 3;
   static constexpr int kArrays = 3;  // a, b, out
   struct Slot {
     cudaStream_t stream = nullptr;
@@ -46,13 +54,20 @@ class HostPipeline {
     bool in_use = false;
     std::size_t drain_offset = 0, drain_count = 0;
   };
+  struct SlotRange {
+    Slot *first, *last;
+    Slot* begin() const { return first; }
+    Slot* end() const { return last; }
+  };
+  SlotRange used_slots() { return {slots_, slots_ + shape_.slots}; }
   void ensure_scratch();
   void ensure_staging();
   CopyTeam& team();
 
   std::size_t chunk_bytes_;
   int copy_threads_;
-  Slot slots_[kSlots];
+  PipelineShape shape_;
+  Slot slots_[kMaxSlots];
   cudaEvent_t ready_ = nullptr;
   std::unique_ptr<CopyTeam> team_;
 };

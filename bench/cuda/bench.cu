@@ -10,7 +10,9 @@
 //   5. host-resident add of 512 MiB arrays: pinned vs the transfer floor, pageable vs
 //      the sequential cudaMemcpy-kernel-cudaMemcpy path.
 // Device timings use CUDA events on the context's stream: the median over batches of
-// back-to-back calls. Usage: ew-cuda-bench [--quick] [--csv FILE]
+// back-to-back calls. Usage: ew-cuda-bench [--quick] [--tune] [--csv FILE]
+// (--tune: only sections 1, 3 and 5, at 2^24-2^28, with more batches: for comparing
+// policies and pipeline shapes in one short run).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -19,12 +21,15 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <memory>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "ew/ew.hpp"
 #include "kernels.cuh"
+#include "pipeline.hpp"
 #include "peers.hpp"
 
 namespace {
@@ -121,23 +126,23 @@ struct Csv {
   }
 };
 
-template <Op op, class T, int U, k::Hint hint, bool bulk>
+// A policy of the kernels: the per-thread vector kernel (4 loads in flight), or the
+// bulk-copy kernel with tiles of a fixed number of vectors or (tile < 0) sized by
+// cub::DeviceTransform's bytes-in-flight rule.
+template <Op op, class T, int tile_rule, k::Hint hint, k::Store store>
 void launch_policy(std::size_t n, const void* a, const void* b, void* out, double s, double t, cudaStream_t stream,
                    int sm_count, bool dependent_launch) {
   auto p = k::make_stream_args<T>(n, static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(out), T(s),
                                   T(t));
-  if constexpr (bulk) {
-    constexpr std::size_t shared = k::bulk_shared_bytes<op, T, U>();
-    auto kernel = k::bulk_kernel<op, T, U, hint>;
-    static bool raised = false;
-    if (shared > 48 * 1024 && !raised)
-      check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)), "smem attribute");
-    raised = true;
-    check(k::launch_kernel(kernel, k::bulk_blocks(p.vectors, k::bulk_tile_vectors<T, U>()), shared, stream,
-                           dependent_launch, p),
+  if constexpr (tile_rule != 0) {
+    auto kernel = k::bulk_kernel<op, T, hint, store>;
+    static int tile = tile_rule;
+    if (tile < 0) check(k::bulk_tile_for<op, T>(kernel, k::kBulkBytesInFlightPerSm, tile), "bulk tile");
+    check(k::launch_kernel(kernel, k::bulk_blocks(p.vectors, tile), k::bulk_shared_bytes<op>(tile), stream,
+                           dependent_launch, p, tile),
           "bulk launch");
   } else {
-    auto kernel = k::stream_kernel<op, T, U, true, hint>;
+    auto kernel = k::stream_kernel<op, T, 4, true, hint>;
     static int occupancy = 0;
     if (!occupancy) check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occupancy, kernel, k::kThreads, 0), "occupancy");
     check(k::launch_kernel(kernel, k::grid_blocks(p.vectors, std::uint64_t(occupancy) * sm_count), 0, stream,
@@ -152,27 +157,29 @@ struct Policy {
   bool dependent_launch;
 };
 
+// "8K": tiles of 512 vectors (8 KiB per input); "cubtile": cub's tile rule (48 KiB of
+// input tiles in flight per SM); "elem": one element per thread and store, as cub.
 template <Op op, class T>
 std::vector<Policy> policies() {
   using k::Hint;
-  return {{"vec4 plain", &launch_policy<op, T, 4, Hint::plain, false>, false},
-          {"vec4 cs", &launch_policy<op, T, 4, Hint::streaming, false>, false},
-          {"vec4 cs pdl", &launch_policy<op, T, 4, Hint::streaming, false>, true},
-          {"vec8 cs pdl", &launch_policy<op, T, 8, Hint::streaming, false>, true},
-          {"bulk2 cs pdl", &launch_policy<op, T, 2, Hint::streaming, true>, true},
-          {"bulk4 cs", &launch_policy<op, T, 4, Hint::streaming, true>, false},
-          {"bulk4 cs pdl", &launch_policy<op, T, 4, Hint::streaming, true>, true},
-          {"bulk4 plain pdl", &launch_policy<op, T, 4, Hint::plain, true>, true},
-          {"bulk8 cs pdl", &launch_policy<op, T, 8, Hint::streaming, true>, true}};
+  using k::Store;
+  return {{"vec4 cs pdl", &launch_policy<op, T, 0, Hint::streaming, Store::vectors>, true},
+          {"8K cs pdl", &launch_policy<op, T, 512, Hint::streaming, Store::vectors>, true},
+          {"8K plain pdl", &launch_policy<op, T, 512, Hint::plain, Store::vectors>, true},
+          {"cubtile cs pdl", &launch_policy<op, T, -1, Hint::streaming, Store::vectors>, true},
+          {"cubtile plain pdl", &launch_policy<op, T, -1, Hint::plain, Store::vectors>, true},
+          {"cubtile elem pdl", &launch_policy<op, T, -1, Hint::plain, Store::elements>, true},
+          {"cubtile elem", &launch_policy<op, T, -1, Hint::plain, Store::elements>, false}};
 }
 
 }  // namespace
 
 int main(int argc, char** argv) try {
-  bool quick = false;
+  bool quick = false, tune = false;
   Csv csv;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--quick")) quick = true;
+    else if (!std::strcmp(argv[i], "--tune")) tune = true;
     else if (!std::strcmp(argv[i], "--csv") && i + 1 < argc) csv.file.open(argv[++i]);
   }
   csv.row("section,op,dtype,log2n,impl,seconds,gbs,ratio");
@@ -217,7 +224,7 @@ int main(int argc, char** argv) try {
   std::vector<bench::Peer> peers = bench::cuda_peers();
   const bench::Peer& cub = peers[0];
   const bench::Peer& cublas = peers[1];
-  const int batches = quick ? 3 : 7;
+  const int batches = quick ? 3 : tune ? 11 : 7;
   std::vector<int> logs = quick ? std::vector<int>{20, 24, 28} : std::vector<int>{20, 22, 24, 26, 28};
 
   auto ew_call = [&](Op op, DType d, std::size_t n, Arena::Ptrs p, double s, double t) {
@@ -244,6 +251,7 @@ int main(int argc, char** argv) try {
   for (const OpInfo& oi : op_table)
     for (DType d : all_dtypes)
       for (int lg : logs) {
+        if (tune) break;
         const std::size_t n = std::size_t(1) << lg;
         const double bytes = double(oi.bytes_per_element(d)) * n;
         const int batch = batch_for(bytes, gpu.spec_gbs * 0.8);
@@ -272,37 +280,77 @@ int main(int argc, char** argv) try {
         std::printf("\n");
       }
 
-  std::printf("\nKernel policies of backends/cuda/kernels.cuh, cold-cache GB/s (vecU: U loads in flight per thread; bulkU: bulk-copy tiles of U vectors per thread; cs: evict-first; pdl: dependent launch)\n");
+  std::printf("\nKernel policies of backends/cuda/kernels.cuh, cold-cache GB/s, and each / cub::DeviceTransform in "
+              "the same run (vec4: per-thread vector kernel, 4 loads in flight; 8K: bulk-copy tiles of 512 vectors; "
+              "cubtile: bulk-copy tiles sized by cub's rule; elem: element stores as cub; cs: evict-first; pdl: "
+              "dependent launch)\n");
+  // Every policy must give the vector kernel's bits, at an odd size with a head.
+  auto verify_policies = [&](Op op, DType d, const std::vector<Policy>& list) {
+    for (const std::size_t n : {std::size_t(1003), (std::size_t(1) << 22) + 1003}) {
+    const std::size_t bytes = n * size_of(d), stride = bytes + 256;
+    char* a = arena.base + size_of(d);
+    char* b = a + stride;
+    char* y0 = b + stride;  // in-place ops: the y both runs start from
+    char* want = y0 + stride;
+    char* got = want + stride;
+    std::vector<char> h_want(bytes), h_got(bytes);
+    auto run_into = [&](const Policy& pol, char* out) {
+      if (info(op).in_place) check(cudaMemcpyAsync(out, y0, bytes, cudaMemcpyDeviceToDevice, stream), "copy y");
+      pol.launch(n, a, info(op).in_place ? out : b, out, s, t, stream, gpu.sm_count, pol.dependent_launch);
+    };
+    run_into(list[0], want);
+    check(cudaMemcpy(h_want.data(), want, bytes, cudaMemcpyDeviceToHost), "copy back");
+    for (const Policy& pol : list) {
+      check(cudaMemsetAsync(got, 0xff, bytes, stream), "poison");
+      run_into(pol, got);
+      check(cudaMemcpy(h_got.data(), got, bytes, cudaMemcpyDeviceToHost), "copy back");
+      if (std::memcmp(h_want.data(), h_got.data(), bytes) != 0)
+        throw std::runtime_error(std::string("policy ") + pol.name + " differs from the vector kernel on " +
+                                 to_string(op) + " " + to_string(d));
+    }
+    }
+  };
+  const std::vector<int> policy_logs = tune ? std::vector<int>{24, 26, 28} : logs;
   auto run_policies = [&](Op op, DType d, const std::vector<Policy>& list) {
-    for (int lg : logs) {
+    verify_policies(op, d, list);
+    for (int lg : policy_logs) {
       const std::size_t n = std::size_t(1) << lg;
       const double bytes = double(info(op).bytes_per_element(d)) * n;
       const int batch = batch_for(bytes, gpu.spec_gbs * 0.8);
-      std::printf("%-6s %-4s %5d", to_string(op), to_string(d), lg);
+      const double t_cub = time_calls(stream, [&](long j) {
+        auto p = arena.at(op, n, d, j);
+        cub.run(op, d, n, p.a, p.b, p.out, s, t, stream);
+      }, batch, batches);
+      std::printf("%-6s %-4s %5d %6.0f", to_string(op), to_string(d), lg, bytes / t_cub / 1e9);
+      csv.row(std::string("policy,") + to_string(op) + "," + to_string(d) + "," + std::to_string(lg) + ",cub," +
+              std::to_string(t_cub) + "," + std::to_string(bytes / t_cub / 1e9) + ",");
       for (const Policy& pol : list) {
         const double tt = time_calls(stream, [&](long j) {
           auto p = arena.at(op, n, d, j);
           pol.launch(n, p.a, p.b, p.out, s, t, stream, gpu.sm_count, pol.dependent_launch);
         }, batch, batches);
-        std::printf(" %15.0f", bytes / tt / 1e9);
+        std::printf(" %11.0f %5.3f", bytes / tt / 1e9, t_cub / tt);
         csv.row(std::string("policy,") + to_string(op) + "," + to_string(d) + "," + std::to_string(lg) + "," +
-                pol.name + "," + std::to_string(tt) + "," + std::to_string(bytes / tt / 1e9) + ",");
+                pol.name + "," + std::to_string(tt) + "," + std::to_string(bytes / tt / 1e9) + "," +
+                std::to_string(t_cub / tt));
       }
       std::printf("\n");
     }
   };
   {
-    std::printf("%-16s", "");
-    for (const Policy& p : policies<Op::add, float>()) std::printf(" %15s", p.name);
+    std::printf("%-16s %6s", "", "cub");
+    for (const Policy& p : policies<Op::add, float>()) std::printf(" %17s", p.name);
     std::printf("\n");
   }
   run_policies(Op::add, DType::f32, policies<Op::add, float>());
   run_policies(Op::add, DType::f64, policies<Op::add, double>());
-  run_policies(Op::axpy, DType::f32, policies<Op::axpy, float>());
   run_policies(Op::copy, DType::f32, policies<Op::copy, float>());
+  run_policies(Op::copy, DType::f64, policies<Op::copy, double>());
+  run_policies(Op::axpy, DType::f32, policies<Op::axpy, float>());
+  run_policies(Op::axpy, DType::f64, policies<Op::axpy, double>());
 
-  std::printf("\nSmall n, warm, back to back: microseconds per call (ratio = call / empty launch)\n");
-  {
+  if (!tune) {
+    std::printf("\nSmall n, warm, back to back: microseconds per call (ratio = call / empty launch)\n");
     const int batch = 2000;
     auto empty = [&] { return time_calls(stream, [&](long) { empty_kernel<<<1, 32, 0, stream>>>(); }, batch, batches); };
     // The host is a shared VM: each call is measured right after its own empty-launch baseline.
@@ -337,41 +385,106 @@ int main(int argc, char** argv) try {
     for (std::size_t i = 0; i < n; ++i) ha[i] = 1.0f + float(i % 1000), hb[i] = 0.5f * float(i % 777);
     std::memcpy(pa.data(), ha.data(), bytes);
     std::memcpy(pb.data(), hb.data(), bytes);
-    auto copy_rate = [&](void* dst, const void* src, cudaMemcpyKind kind) {
-      double sec = wall_seconds([&] {
-        check(cudaMemcpyAsync(dst, src, bytes, kind, stream), "memcpy");
-        check(cudaStreamSynchronize(stream), "sync");
-      }, reps);
-      return bytes / sec / 1e9;
-    };
-    const double h2d = copy_rate(da.data(), pa.data(), cudaMemcpyHostToDevice);
-    const double d2h = copy_rate(pc.data(), dc.data(), cudaMemcpyDeviceToHost);
-    const double floor_s = std::max(2.0 * bytes / (h2d * 1e9), bytes / (d2h * 1e9));
-    std::printf("pinned H2D %.1f GB/s, D2H %.1f GB/s: floor max(2N*4 B / H2D, N*4 B / D2H) = %.2f ms\n", h2d, d2h,
-                floor_s * 1e3);
-
     auto verify = [&](const float* c, const char* what) {
       for (std::size_t i = 0; i < n; i += 4099)
         if (c[i] != ha[i] + hb[i]) throw std::runtime_error(std::string(what) + ": wrong result at " + std::to_string(i));
     };
-    double t_pinned = 0;
-    for (std::size_t mib : {72, 256, 0}) {  // chunks of 8, 28 and (default) 16 MiB per array
-      ContextOptions o;
-      o.staging_bytes = mib << 20;
-      Context pipe(Backend::cuda, o);
-      std::memset(pc.data(), 0, bytes);
-      add<float>(pipe, pa, pb, pc);  // first call allocates the pipeline's scratch
-      pipe.synchronize();
-      const double tp = wall_seconds([&] {
-        add<float>(pipe, pa, pb, pc);
-        pipe.synchronize();
-      }, reps);
+
+    // Pipeline shapes, driven directly (the product's is the first), and the product
+    // through the public API. Rounds interleave the shapes and the rate measurements,
+    // so that a drift of the host's transfer rates hits all alike.
+    struct Shape {
+      const char* name;
+      k::PipelineShape shape;
+      std::size_t chunk_mib;
+    };
+    const std::vector<Shape> shapes = {{"3 slots, 16 MiB chunks", {3, false}, 16},
+                                       {"2 slots, 16 MiB chunks", {2, false}, 16},
+                                       {"3 slots, 16 MiB, shrinking tail", {3, true}, 16},
+                                       {"2 slots, 16 MiB, shrinking tail", {2, true}, 16},
+                                       {"3 slots, 8 MiB, shrinking tail", {3, true}, 8}};
+    k::LaunchShape launch_shape;
+    launch_shape.sm_count = gpu.sm_count;
+    launch_shape.major = gpu.prop.major;
+    std::vector<std::unique_ptr<k::HostPipeline>> pipes;
+    for (const Shape& sh : shapes)
+      pipes.push_back(std::make_unique<k::HostPipeline>(std::size_t(sh.shape.slots) * 3 * (sh.chunk_mib << 20),
+                                                        int(std::max(1u, std::thread::hardware_concurrency())),
+                                                        sh.shape));
+    auto call = [&](k::HostPipeline& pipe, const void* a, const void* b, void* c, MemorySpace space) {
+      detail::OpCall oc{Op::add, DType::f32, n, a, b, c, 0.0, 0.0, space, space, space};
+      pipe.run(oc, stream, launch_shape);
+      check(cudaStreamSynchronize(stream), "pipeline");
+    };
+    Context product(Backend::cuda);
+    auto product_pinned = [&] {
+      add<float>(product, pa, pb, pc);
+      product.synchronize();
+    };
+    for (std::size_t v = 0; v < shapes.size(); ++v) {  // allocates, and checks every element once
+      call(*pipes[v], pa.data(), pb.data(), pc.data(), MemorySpace::pinned);
+      for (std::size_t i = 0; i < n; ++i)
+        if (pc.data()[i] != ha[i] + hb[i])
+          throw std::runtime_error(std::string(shapes[v].name) + ": wrong result at " + std::to_string(i));
+      // Chunks of 7 KiB: tens of chunks and a tail of pieces, pinned and pageable, and in place.
+      k::HostPipeline small(std::size_t(shapes[v].shape.slots) * 3 * 7168, 4, shapes[v].shape);
+      const std::size_t m = 50'001;
+      for (MemorySpace space : {MemorySpace::pinned, MemorySpace::host}) {
+        float* x = space == MemorySpace::pinned ? pc.data() : hc.data();
+        std::copy(hb.begin(), hb.begin() + m, x);
+        detail::OpCall oc{Op::axpy, DType::f32, m, ha.data() + 1, x, x, 0.5, 0.0, MemorySpace::host, space, space};
+        small.run(oc, stream, launch_shape);
+        check(cudaStreamSynchronize(stream), "pipeline");
+        for (std::size_t i = 0; i < m; ++i)
+          if (x[i] != apply<Op::axpy>(ha[i + 1], hb[i], 0.5f, 0.0f))
+            throw std::runtime_error(std::string(shapes[v].name) + ": wrong small axpy at " + std::to_string(i));
+      }
+    }
+    product_pinned();
+    const int rounds = quick ? 3 : tune ? 9 : 7;
+    std::vector<double> h2d_s, d2h_s, product_s;
+    std::vector<std::vector<double>> shape_s(shapes.size());
+    auto timed = [](const std::function<void()>& f) { return wall_seconds(f, 1); };
+    for (int r = 0; r < rounds; ++r) {
+      h2d_s.push_back(timed([&] {
+        check(cudaMemcpyAsync(da.data(), pa.data(), bytes, cudaMemcpyHostToDevice, stream), "memcpy");
+        check(cudaStreamSynchronize(stream), "sync");
+      }));
+      d2h_s.push_back(timed([&] {
+        check(cudaMemcpyAsync(pc.data(), dc.data(), bytes, cudaMemcpyDeviceToHost, stream), "memcpy");
+        check(cudaStreamSynchronize(stream), "sync");
+      }));
+      for (std::size_t v = 0; v < shapes.size(); ++v) {
+        std::memset(pc.data(), 0, 4096);
+        shape_s[v].push_back(timed([&] { call(*pipes[v], pa.data(), pb.data(), pc.data(), MemorySpace::pinned); }));
+        verify(pc.data(), shapes[v].name);
+      }
+      product_s.push_back(timed(product_pinned));
       verify(pc.data(), "pinned");
-      std::printf("pinned through ew, staging %s: %.2f ms = %.3fx the floor\n",
-                  mib ? (std::to_string(mib) + " MiB").c_str() : "default", tp * 1e3, floor_s / tp);
-      csv.row("host,add,f32,27,ew pinned staging " + std::to_string(mib) + "," + std::to_string(tp) + ",," +
+    }
+    const double h2d = bytes / median(h2d_s) / 1e9, d2h = bytes / median(d2h_s) / 1e9;
+    const double floor_s = std::max(2.0 * bytes / (h2d * 1e9), bytes / (d2h * 1e9));
+    std::printf("pinned H2D %.1f GB/s, D2H %.1f GB/s (medians of %d): floor max(2N*4 B / H2D, N*4 B / D2H) = %.2f ms\n",
+                h2d, d2h, rounds, floor_s * 1e3);
+    for (std::size_t v = 0; v < shapes.size(); ++v) {
+      const double tp = median(shape_s[v]);
+      std::printf("pinned, pipeline of %s: %.2f ms = %.3fx the floor\n", shapes[v].name, tp * 1e3, floor_s / tp);
+      csv.row(std::string("host,add,f32,27,pipeline ") + shapes[v].name + "," + std::to_string(tp) + ",," +
               std::to_string(floor_s / tp));
-      if (!mib) t_pinned = tp;
+    }
+    const double t_pinned = median(product_s);
+    std::vector<double> pageable_s;
+    std::vector<std::vector<double>> shape_pageable_s(shapes.size());
+    for (int r = 0; r < (quick ? 3 : 5); ++r)
+      for (std::size_t v = 0; v < shapes.size(); ++v) {
+        std::fill(hc.begin(), hc.begin() + 1024, 0.0f);
+        shape_pageable_s[v].push_back(timed([&] { call(*pipes[v], ha.data(), hb.data(), hc.data(), MemorySpace::host); }));
+        verify(hc.data(), shapes[v].name);
+      }
+    for (std::size_t v = 0; v < shapes.size(); ++v) {
+      const double tp = median(shape_pageable_s[v]);
+      std::printf("pageable, pipeline of %s: %.2f ms\n", shapes[v].name, tp * 1e3);
+      csv.row(std::string("host,add,f32,27,pageable pipeline ") + shapes[v].name + "," + std::to_string(tp) + ",,");
     }
     const double t_seq = wall_seconds([&] {
       check(cudaMemcpy(da.data(), ha.data(), bytes, cudaMemcpyHostToDevice), "memcpy");
