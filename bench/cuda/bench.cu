@@ -299,11 +299,13 @@ int main(int argc, char** argv) try {
       pol.launch(n, a, info(op).in_place ? out : b, out, s, t, stream, gpu.sm_count, pol.dependent_launch);
     };
     run_into(list[0], want);
-    check(cudaMemcpy(h_want.data(), want, bytes, cudaMemcpyDeviceToHost), "copy back");
+    check(cudaMemcpyAsync(h_want.data(), want, bytes, cudaMemcpyDeviceToHost, stream), "copy back");
+    check(cudaStreamSynchronize(stream), "copy back");
     for (const Policy& pol : list) {
       check(cudaMemsetAsync(got, 0xff, bytes, stream), "poison");
       run_into(pol, got);
-      check(cudaMemcpy(h_got.data(), got, bytes, cudaMemcpyDeviceToHost), "copy back");
+      check(cudaMemcpyAsync(h_got.data(), got, bytes, cudaMemcpyDeviceToHost, stream), "copy back");
+      check(cudaStreamSynchronize(stream), "copy back");
       if (std::memcmp(h_want.data(), h_got.data(), bytes) != 0)
         throw std::runtime_error(std::string("policy ") + pol.name + " differs from the vector kernel on " +
                                  to_string(op) + " " + to_string(d));
