@@ -287,7 +287,9 @@ int main(int argc, char** argv) try {
   // Every policy must give the vector kernel's bits, at an odd size with a head.
   auto verify_policies = [&](Op op, DType d, const std::vector<Policy>& list) {
     for (const std::size_t n : {std::size_t(1003), (std::size_t(1) << 22) + 1003}) {
-    const std::size_t bytes = n * size_of(d), stride = bytes + 256;
+    // Every operand one element past a 256-byte boundary: the same head, so the aligned
+    // instances apply.
+    const std::size_t bytes = n * size_of(d), stride = (bytes + 511) / 256 * 256;
     char* a = arena.base + size_of(d);
     char* b = a + stride;
     char* y0 = b + stride;  // in-place ops: the y both runs start from
