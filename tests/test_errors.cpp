@@ -109,6 +109,48 @@ TEST(ForeignMemory, CpuBackendsRejectDeviceMemory) {
   for (float v : c) ASSERT_TRUE(is_poison(v));
 }
 
+TEST(Options, HostBackendsRejectWhatOnlyGpusHonour) {
+  int stream_stand_in = 0;
+  for (Backend b : {Backend::scalar, Backend::highway}) {
+    if (!backend_status(b).usable) continue;
+    ContextOptions with_stream;
+    with_stream.stream = &stream_stand_in;
+    expect_error(Errc::invalid_argument, [&] { Context ctx(b, with_stream); }, "ContextOptions::stream");
+    ContextOptions with_device;
+    with_device.device = 1;
+    expect_error(Errc::invalid_argument, [&] { Context ctx(b, with_device); }, "ContextOptions::device");
+  }
+  ContextOptions two_threads;
+  two_threads.threads = 2;
+  expect_error(Errc::invalid_argument, [&] { Context ctx(Backend::scalar, two_threads); }, "one thread");
+}
+
+TEST(Operands, OpOutsideTheTableIsRejected) {
+  Context ctx(Backend::scalar);
+  std::vector<float> a(8, 1.0f), c(8, poison<float>());
+  Operands<float> args{Span<const float>(a), {}, Span<float>(c)};
+  expect_error(Errc::invalid_argument, [&] { run(ctx, static_cast<Op>(op_count), args); }, "op table");
+  for (float v : c) ASSERT_TRUE(is_poison(v));
+}
+
+TEST(Buffers, SizeBeyondTheAddressSpaceIsOutOfMemory) {
+  Context ctx(Backend::scalar);
+  expect_error(Errc::out_of_memory, [&] { Buffer<double> b(ctx, (std::size_t(1) << 61) + 1); });
+}
+
+TEST(Buffers, MayOutliveTheirContextObject) {
+  std::vector<float> want = random_vector<float>(100), got(100);
+  Buffer<float> keep = [&] {
+    Context ctx(Backend::scalar);
+    Buffer<float> b(ctx, 100);
+    b.upload(want.data(), 100);
+    return b;
+  }();
+  keep.download(got.data(), 100);
+  EXPECT_EQ(first_mismatch(got, want), -1);
+  EXPECT_EQ(Span<float>(keep).space, MemorySpace::host);  // a Buffer passes its space on
+}
+
 TEST(Selection, UnknownBackendInEnvironment) {
   ScopedEnv env("EW_BACKEND", "no-such-backend");
   expect_error(Errc::unknown_backend, [] { Context ctx; });

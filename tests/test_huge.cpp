@@ -26,9 +26,14 @@ TEST(HugeIndex, InPlaceScaleBeyondTwoToThe31) {
 #endif
   if (available_ram() < (std::size_t(12) << 30))
     GTEST_SKIP() << "needs 12 GiB of free RAM, " << (available_ram() >> 20) << " MiB available";
-  void* mem = mmap(nullptr, n * sizeof(float), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  ASSERT_NE(mem, MAP_FAILED);
-  float* x = static_cast<float*>(mem);
+  struct Mapping {
+    void* p = mmap(nullptr, n * sizeof(float), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    ~Mapping() {
+      if (p != MAP_FAILED) munmap(p, n * sizeof(float));
+    }
+  } mapping;
+  ASSERT_NE(mapping.p, MAP_FAILED);
+  float* x = static_cast<float*>(mapping.p);
   const float s = 1.5f;
   int ran = 0;
   for (const BackendStatus& st : available_backends()) {
@@ -46,7 +51,6 @@ TEST(HugeIndex, InPlaceScaleBeyondTwoToThe31) {
       if (x[i] != s * pattern(i)) FAIL() << st.name << ": element " << i << " is " << x[i] << ", expected " << s * pattern(i);
     ++ran;
   }
-  munmap(mem, n * sizeof(float));
   EXPECT_GE(ran, 1);
 }
 

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
 #include <ostream>
 #include <random>
@@ -32,8 +33,14 @@ void reference(Op op, std::size_t n, const T* a, const T* b, T* out, T s, T t) {
   });
 }
 
+// A fresh seed per process, printed so that a failure can be replayed with EW_TEST_SEED.
 inline std::mt19937_64& rng() {
-  static std::mt19937_64 engine(std::random_device{}());
+  static std::mt19937_64 engine([] {
+    const char* fixed = std::getenv("EW_TEST_SEED");
+    const unsigned long long seed = fixed && *fixed ? std::strtoull(fixed, nullptr, 10) : std::random_device{}();
+    std::fprintf(stderr, "EW_TEST_SEED=%llu\n", seed);
+    return seed;
+  }());
   return engine;
 }
 
@@ -80,11 +87,12 @@ bool is_poison(T x) {
   return std::memcmp(&x, &p, sizeof(T)) == 0;
 }
 
-// Index of the first mismatch, or -1.
+// Index of the first mismatch, or -1. An element still holding the poison was never
+// written, even where the expected value is some other NaN.
 template <class T>
 long long first_mismatch(const std::vector<T>& got, const std::vector<T>& want) {
   for (std::size_t i = 0; i < want.size(); ++i)
-    if (!same_bits(got[i], want[i])) return static_cast<long long>(i);
+    if (!same_bits(got[i], want[i]) || is_poison(got[i]) != is_poison(want[i])) return static_cast<long long>(i);
   return -1;
 }
 

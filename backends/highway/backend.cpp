@@ -22,7 +22,8 @@ namespace highway {
 namespace {
 
 // Largest cache of cpu0 in sysfs; sysconf where sysfs is missing (some VMs report
-// the sum of all L3 slices there, so it comes second); 32 MiB otherwise.
+// the sum of all L3 slices there, so it comes second); 32 MiB otherwise. Parsing
+// never throws: an unexpected sysfs entry is skipped.
 std::size_t last_level_cache_bytes() {
   std::size_t best = 0;
   int best_level = 0;
@@ -30,13 +31,14 @@ std::size_t last_level_cache_bytes() {
     const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) + "/";
     std::ifstream level_file(dir + "level"), size_file(dir + "size");
     int level = 0;
-    std::string size;
-    if (!(level_file >> level) || !(size_file >> size) || size.empty()) continue;
-    std::size_t bytes = std::stoull(size);
-    const char unit = size.back();
+    unsigned long long bytes = 0;
+    char unit = 0;
+    if (!(level_file >> level) || !(size_file >> bytes)) continue;
+    size_file >> unit;
     if (unit == 'K') bytes <<= 10;
     else if (unit == 'M') bytes <<= 20;
-    if (level >= best_level) best_level = level, best = bytes;
+    else if (unit == 'G') bytes <<= 30;
+    if (level >= best_level) best_level = level, best = static_cast<std::size_t>(bytes);
   }
   if (best) return best;
 #ifdef _SC_LEVEL3_CACHE_SIZE
@@ -50,9 +52,16 @@ std::size_t last_level_cache_bytes() {
 // crossover measured on a 2-core EPYC was 2^14 floats (see docs/performance/cpu.md).
 constexpr std::size_t default_parallel_bytes = std::size_t(64) << 10;
 
-Tuning default_tuning() { return {last_level_cache_bytes(), default_parallel_bytes}; }
+// Read once, on first use: loading the library touches no sysfs.
+Tuning default_tuning() {
+  static const std::size_t llc = last_level_cache_bytes();
+  return {llc, default_parallel_bytes};
+}
 
-std::atomic<std::size_t> streaming_bytes{default_tuning().streaming_bytes};
+std::atomic<std::size_t>& streaming_bytes() {
+  static std::atomic<std::size_t> bytes{default_tuning().streaming_bytes};
+  return bytes;
+}
 std::atomic<std::size_t> parallel_bytes{default_parallel_bytes};
 std::atomic<std::size_t> streamed{0};
 
@@ -86,7 +95,7 @@ void run_typed(const OpCall& c, int threads) {
   // cache. An output that is also an input (axpy, in-place ops) is read anyway: there
   // they only evict what was just loaded (measured 0.7-0.9x), so they are not used.
   const bool output_is_read = out == a || out == b;
-  const bool stream = !output_is_read && c.n * sizeof(T) > streaming_bytes.load(std::memory_order_relaxed);
+  const bool stream = !output_is_read && c.n * sizeof(T) > streaming_bytes().load(std::memory_order_relaxed);
   if (stream) streamed.fetch_add(1, std::memory_order_relaxed);
   if (threads == 1 || c.n * sizeof(T) < parallel_bytes.load(std::memory_order_relaxed)) {
     run_chunk(c.op, c.n, a, b, out, s, t, stream);
@@ -103,10 +112,10 @@ void run_typed(const OpCall& c, int threads) {
 
 }  // namespace
 
-Tuning tuning() { return {streaming_bytes.load(), parallel_bytes.load()}; }
+Tuning tuning() { return {streaming_bytes().load(), parallel_bytes.load()}; }
 
 void set_tuning(const Tuning& t) {
-  streaming_bytes.store(t.streaming_bytes);
+  streaming_bytes().store(t.streaming_bytes);
   parallel_bytes.store(t.parallel_bytes);
 }
 
@@ -144,6 +153,7 @@ Probe probe() {
 }
 
 std::unique_ptr<BackendImpl> create(const ContextOptions& options) {
+  reject_device_options(options, "highway");
   return std::make_unique<HighwayBackend>(options.threads);
 }
 

@@ -28,11 +28,6 @@ constexpr bool on_cuda = std::is_same_v<Exec, Kokkos::Cuda>;
 #else
 constexpr bool on_cuda = false;
 #endif
-#ifdef KOKKOS_ENABLE_SERIAL
-constexpr bool on_serial = std::is_same_v<Exec, Kokkos::Serial>;
-#else
-constexpr bool on_serial = false;
-#endif
 
 std::string space_name() { return Exec::name(); }
 
@@ -54,19 +49,6 @@ void check_cuda(cudaError_t e, const char* what) {
   if (e == cudaSuccess) return;
   cudaGetLastError();  // clear a non-sticky error so the next call is not blamed for it
   throw Error(Errc::device_error, std::string("kokkos backend: ") + what + ": " + cudaGetErrorString(e));
-}
-
-// The GPU the caller asked for: ContextOptions::device, else EW_DEVICE, else none (-1).
-int requested_device(const ContextOptions& options) {
-  if (options.device >= 0) return options.device;
-  const char* env = std::getenv("EW_DEVICE");
-  if (env && *env) {
-    char* end = nullptr;
-    long d = std::strtol(env, &end, 10);
-    if (*end || d < 0) throw Error(Errc::invalid_argument, "EW_DEVICE='" + std::string(env) + "' is not a device index");
-    return static_cast<int>(d);
-  }
-  return -1;
 }
 
 // The context's stream: the caller's, or one the context creates and destroys.
@@ -105,10 +87,10 @@ MemorySpace classify(const void* p) {
 }
 #endif
 
-// Checked before Kokkos starts: options Kokkos cannot honour once it runs.
+// Options that the running Kokkos cannot honour (its threads and GPU are fixed when it starts).
 void check_options(const ContextOptions& options) {
   const int threads = Exec().concurrency();
-  if (on_host && !on_serial && options.threads > 0 && options.threads != threads)
+  if (on_host && options.threads > 0 && options.threads != threads)
     throw Error(Errc::invalid_argument, "ContextOptions::threads = " + std::to_string(options.threads) + ", but Kokkos " +
                                             space_name() + " already runs " + std::to_string(threads) +
                                             " threads (its thread count is fixed when Kokkos is initialized)");

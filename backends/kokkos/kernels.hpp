@@ -166,6 +166,8 @@ struct HostKernel {
       }
       elements(i, to);
       _mm_sfence();  // streaming stores are weakly ordered: publish them before the iteration ends
+#else
+      elements(from, to);  // run_host never asks for streaming here; stay correct if it does
 #endif
     }
   }

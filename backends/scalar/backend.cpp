@@ -1,5 +1,8 @@
 // The scalar backend: one element at a time through ew::apply, exactly as the op
 // table defines each op. Every other backend is tested against it bit for bit.
+#include <string>
+
+#include "ew/error.hpp"
 #include "ew_internal/backend_impl.hpp"
 #include "kernels.hpp"
 
@@ -21,7 +24,13 @@ class ScalarBackend final : public BackendImpl {
 
 Probe probe() { return {true, "", "one element at a time, one thread; the reference"}; }
 
-std::unique_ptr<BackendImpl> create(const ContextOptions&) { return std::make_unique<ScalarBackend>(); }
+std::unique_ptr<BackendImpl> create(const ContextOptions& options) {
+  reject_device_options(options, "scalar");
+  if (options.threads > 1)
+    throw Error(Errc::invalid_argument, "ContextOptions::threads = " + std::to_string(options.threads) +
+                                            ": the scalar backend runs on one thread");
+  return std::make_unique<ScalarBackend>();
+}
 
 }  // namespace
 

@@ -1,3 +1,6 @@
+#include <cerrno>
+#include <climits>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -31,7 +34,11 @@ void BackendImpl::copy_bytes(void* dst, const void* src, std::size_t bytes) {
   if (bytes) std::memcpy(dst, src, bytes);
 }
 
-void* allocate(Context& ctx, std::size_t bytes, MemorySpace& where) {
+void* allocate(Context& ctx, std::size_t n, std::size_t element_size, MemorySpace& where) {
+  if (n > SIZE_MAX / element_size)
+    throw Error(Errc::out_of_memory, "a buffer of " + std::to_string(n) + " elements of " +
+                                         std::to_string(element_size) + " bytes exceeds the address space");
+  const std::size_t bytes = n * element_size;
   if (where == MemorySpace::unknown) where = ctx.impl().native_space();
   if (!ctx.impl().accepts(where))
     throw Error(Errc::foreign_memory, std::string("the ") + ctx.backend_name() + " backend cannot use " +
@@ -51,6 +58,27 @@ void check_transfer_size(std::size_t buffer_size, std::size_t n, const char* wha
   if (buffer_size != n)
     throw Error(Errc::size_mismatch, std::string(what) + ": buffer holds " + std::to_string(buffer_size) +
                                          " elements, host array " + std::to_string(n));
+}
+
+int requested_device(const ContextOptions& options) {
+  if (options.device >= 0) return options.device;
+  const char* env = std::getenv("EW_DEVICE");
+  if (!env || !*env) return -1;
+  char* end = nullptr;
+  errno = 0;
+  const long d = std::strtol(env, &end, 10);
+  if (*end || d < 0 || d > INT_MAX || errno == ERANGE)
+    throw Error(Errc::invalid_argument, "EW_DEVICE='" + std::string(env) + "' is not a device index");
+  return static_cast<int>(d);
+}
+
+void reject_device_options(const ContextOptions& options, const char* backend) {
+  if (options.stream)
+    throw Error(Errc::invalid_argument, std::string("ContextOptions::stream is for GPU backends; the ") + backend +
+                                            " backend runs on host threads");
+  if (options.device > 0)
+    throw Error(Errc::invalid_argument, "ContextOptions::device = " + std::to_string(options.device) + ": the " +
+                                            backend + " backend runs on the host");
 }
 
 }  // namespace detail

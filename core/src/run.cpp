@@ -43,6 +43,8 @@ MemorySpace locate(Context& ctx, Op op, const char* name, const void* p, MemoryS
 
 template <class T>
 void run(Context& ctx, Op op, const Operands<T>& args) {
+  if (static_cast<unsigned>(op) >= static_cast<unsigned>(op_count))
+    throw Error(Errc::invalid_argument, "ew::run: Op value " + std::to_string(static_cast<int>(op)) + " is not in the op table");
   const OpInfo& oi = info(op);
   const std::size_t n = args.out.size;
   const bool second_input = oi.input_streams == 2;

@@ -10,11 +10,11 @@ namespace ew {
 
 namespace detail {
 template <class T> struct same { using type = T; };
-}
 // Keeps an argument out of template deduction: T comes from the output span alone,
 // so `add(ctx, a, b, c)` accepts mutable input spans and `scale(ctx, 2.0, a, c)` a
 // double literal for float data.
-template <class T> using nd = typename detail::same<T>::type;
+template <class T> using nd = typename same<T>::type;
+}  // namespace detail
 
 // The generic form every named op below forwards to. `b` is the second input stream:
 // unused by copy and scale; for axpy and axpby it must be empty (y is `out`).
@@ -31,21 +31,21 @@ template <class T>
 void run(Context& ctx, Op op, const Operands<T>& args);
 
 template <class T>
-void copy(Context& ctx, Span<const nd<T>> a, Span<T> c) { run<T>(ctx, Op::copy, {a, {}, c}); }
+void copy(Context& ctx, Span<const detail::nd<T>> a, Span<T> c) { run<T>(ctx, Op::copy, {a, {}, c}); }
 template <class T>
-void scale(Context& ctx, nd<T> s, Span<const nd<T>> a, Span<T> c) { run<T>(ctx, Op::scale, {a, {}, c, s}); }
+void scale(Context& ctx, detail::nd<T> s, Span<const detail::nd<T>> a, Span<T> c) { run<T>(ctx, Op::scale, {a, {}, c, s}); }
 template <class T>
-void add(Context& ctx, Span<const nd<T>> a, Span<const nd<T>> b, Span<T> c) { run<T>(ctx, Op::add, {a, b, c}); }
+void add(Context& ctx, Span<const detail::nd<T>> a, Span<const detail::nd<T>> b, Span<T> c) { run<T>(ctx, Op::add, {a, b, c}); }
 template <class T>
-void mul(Context& ctx, Span<const nd<T>> a, Span<const nd<T>> b, Span<T> c) { run<T>(ctx, Op::mul, {a, b, c}); }
+void mul(Context& ctx, Span<const detail::nd<T>> a, Span<const detail::nd<T>> b, Span<T> c) { run<T>(ctx, Op::mul, {a, b, c}); }
 template <class T>
-void triad(Context& ctx, Span<const nd<T>> a, nd<T> s, Span<const nd<T>> b, Span<T> c) {
+void triad(Context& ctx, Span<const detail::nd<T>> a, detail::nd<T> s, Span<const detail::nd<T>> b, Span<T> c) {
   run<T>(ctx, Op::triad, {a, b, c, s});
 }
 template <class T>
-void axpy(Context& ctx, nd<T> s, Span<const nd<T>> x, Span<T> y) { run<T>(ctx, Op::axpy, {x, {}, y, s}); }
+void axpy(Context& ctx, detail::nd<T> s, Span<const detail::nd<T>> x, Span<T> y) { run<T>(ctx, Op::axpy, {x, {}, y, s}); }
 template <class T>
-void axpby(Context& ctx, nd<T> s, Span<const nd<T>> x, nd<T> t, Span<T> y) {
+void axpby(Context& ctx, detail::nd<T> s, Span<const detail::nd<T>> x, detail::nd<T> t, Span<T> y) {
   run<T>(ctx, Op::axpby, {x, {}, y, s, t});
 }
 

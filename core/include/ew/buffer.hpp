@@ -1,5 +1,7 @@
 #pragma once
 #include <cstddef>
+#include <cstdint>
+#include <memory>
 
 #include "ew/context.hpp"
 #include "ew/span.hpp"
@@ -7,7 +9,7 @@
 namespace ew {
 
 namespace detail {
-void* allocate(Context& ctx, std::size_t bytes, MemorySpace& where);
+void* allocate(Context& ctx, std::size_t n, std::size_t element_size, MemorySpace& where);
 void deallocate(BackendImpl& backend, void* p, MemorySpace where) noexcept;
 void copy_bytes(BackendImpl& backend, void* dst, const void* src, std::size_t bytes);
 void check_transfer_size(std::size_t buffer_size, std::size_t n, const char* what);
@@ -15,24 +17,25 @@ void check_transfer_size(std::size_t buffer_size, std::size_t n, const char* wha
 
 // An owning array in a backend's memory space. `unknown` takes the backend's own
 // space (device memory for cuda, host for CPU backends). Allocation failure throws
-// Error(out_of_memory). The buffer must not outlive its context (moving the context
-// is fine: the buffer holds the backend, not the Context object).
+// Error(out_of_memory). The buffer shares the backend with its context, so it may
+// outlive the Context object (declaration order does not matter).
 template <class T>
 class Buffer {
  public:
   Buffer(Context& ctx, std::size_t n, MemorySpace where = MemorySpace::unknown)
-      : backend_(&ctx.impl()), size_(n), space_(where) {
-    data_ = static_cast<T*>(detail::allocate(ctx, n * sizeof(T), space_));
+      : backend_(ctx.shared_impl()), size_(n), space_(where) {
+    data_ = static_cast<T*>(detail::allocate(ctx, n, sizeof(T), space_));
   }
   ~Buffer() { reset(); }
-  Buffer(Buffer&& o) noexcept : backend_(o.backend_), data_(o.data_), size_(o.size_), space_(o.space_) {
+  Buffer(Buffer&& o) noexcept
+      : backend_(std::move(o.backend_)), data_(o.data_), size_(o.size_), space_(o.space_) {
     o.data_ = nullptr;
     o.size_ = 0;
   }
   Buffer& operator=(Buffer&& o) noexcept {
     if (this != &o) {
       reset();
-      backend_ = o.backend_, data_ = o.data_, size_ = o.size_, space_ = o.space_;
+      backend_ = std::move(o.backend_), data_ = o.data_, size_ = o.size_, space_ = o.space_;
       o.data_ = nullptr, o.size_ = 0;
     }
     return *this;
@@ -44,8 +47,6 @@ class Buffer {
   std::size_t size() const noexcept { return size_; }
   MemorySpace space() const noexcept { return space_; }
   Span<T> span() const noexcept { return Span<T>(data_, size_, space_); }
-  operator Span<T>() const noexcept { return span(); }
-  operator Span<const T>() const noexcept { return span(); }
 
   // Blocking copies between this buffer and host memory of the same length.
   void upload(const T* host, std::size_t n) {
@@ -62,7 +63,7 @@ class Buffer {
     if (data_) detail::deallocate(*backend_, data_, space_);
     data_ = nullptr;
   }
-  detail::BackendImpl* backend_;
+  std::shared_ptr<detail::BackendImpl> backend_;
   T* data_ = nullptr;
   std::size_t size_;
   MemorySpace space_;

@@ -21,7 +21,8 @@ struct ContextOptions {
 // A backend bound to a device and a stream (or a CPU thread team). Ops issued on a
 // context run in order; on asynchronous backends (cuda, kokkos on a GPU) they may
 // still be running when the call returns: synchronize() waits and reports errors.
-// A context is movable, not copyable, and not to be used by two threads at once.
+// A context is movable, not copyable, and not to be used by two threads at once; a
+// moved-from context may only be assigned to or destroyed.
 class Context {
  public:
   explicit Context(Backend backend = Backend::automatic, const ContextOptions& options = {});
@@ -37,11 +38,12 @@ class Context {
   void synchronize();
 
   detail::BackendImpl& impl() const { return *impl_; }
+  const std::shared_ptr<detail::BackendImpl>& shared_impl() const { return impl_; }
 
  private:
   Backend backend_;
   ContextOptions options_;
-  std::unique_ptr<detail::BackendImpl> impl_;
+  std::shared_ptr<detail::BackendImpl> impl_;
 };
 
 }  // namespace ew

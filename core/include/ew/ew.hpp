@@ -8,3 +8,4 @@
 #include "ew/ops.hpp"
 #include "ew/span.hpp"
 #include "ew/types.hpp"
+#include "ew/version.hpp"

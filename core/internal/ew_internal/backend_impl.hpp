@@ -68,6 +68,13 @@ struct BackendDescriptor {
   void (*finalize)();
 };
 
+// The GPU a context asks for: ContextOptions::device when set, else EW_DEVICE, else -1
+// (none asked). A malformed EW_DEVICE throws Error(invalid_argument).
+int requested_device(const ContextOptions& options);
+// For backends that run on the host threads: a stream or a GPU index they cannot
+// honour is an error, not something to ignore.
+void reject_device_options(const ContextOptions& options, const char* backend);
+
 const BackendDescriptor& scalar_backend();
 const BackendDescriptor& highway_backend();
 const BackendDescriptor& kokkos_backend();
