@@ -62,7 +62,7 @@ class CudaBackend final : public BackendImpl {
         pinned_pool_(&malloc_pinned, &cudaFreeHost, "cudaMallocHost"),
         managed_pool_(&malloc_managed, &cudaFree, "cudaMallocManaged") {
     if (o.staging_bytes != 0 && o.staging_bytes < kMinStagingBytes)
-      throw Error(Errc::invalid_argument, "ContextOptions::staging_bytes must be 0 (the default, 144 MiB) or at least " +
+      throw Error(Errc::invalid_argument, "ContextOptions::staging_bytes must be 0 (the default, 96 MiB) or at least " +
                                               std::to_string(kMinStagingBytes) + " bytes");
     staging_bytes_ = o.staging_bytes ? o.staging_bytes : kDefaultStagingBytes;
     copy_threads_ = o.threads > 0 ? o.threads : std::max(1u, std::thread::hardware_concurrency());

@@ -1,9 +1,9 @@
 // Launches the product's kernels with the policy chosen from the measurements in
 // docs/performance/cuda.md (bench/cuda times the alternatives in the same run): below
-// 2^20 vectors (16 MiB per array) the per-thread vector kernel, 4 loads in flight;
-// above that, on sm_90+ and with operands that share the output's alignment, the
-// bulk-copy kernel with tiles of 2 vectors per thread. Stores are evict-first, and
-// launches let the next op start while this one drains (dependent launch, sm_90+).
+// 2^20 vectors (16 MiB per array) the per-thread vector kernel, 4 loads in flight,
+// evict-first; above that, on sm_90+ and with operands that share the output's
+// alignment, the bulk-copy kernel with cub::DeviceTransform's tile size. Launches let
+// the next op start while this one drains (dependent launch, sm_90+).
 #include "kernels.cuh"
 #include "kernels.hpp"
 
@@ -12,18 +12,21 @@ namespace ew::detail::cuda {
 namespace {
 
 constexpr int kUnroll = 4;
-constexpr int kBulkUnroll = 2;
 constexpr Hint kHint = Hint::streaming;
 // Below this the vector kernel was as fast or faster (H200, 2026-11-22).
 constexpr std::uint64_t kBulkMinVectors = std::uint64_t(1) << 20;
 
 template <Op op, class T, bool Aligned>
-cudaError_t launch_typed(const StreamArgs<T>& p, int& blocks_per_sm, const LaunchShape& shape, cudaStream_t stream) {
+cudaError_t launch_typed(const StreamArgs<T>& p, int& blocks_per_sm, int& bulk_tile, const LaunchShape& shape,
+                         cudaStream_t stream) {
   const bool hopper = shape.major >= 9;
   if (Aligned && hopper && p.vectors >= kBulkMinVectors) {
-    constexpr int tile = kThreads * kBulkUnroll;
-    launch_kernel(bulk_kernel<op, T, kHint, Store::vectors>, bulk_blocks(p.vectors, tile), bulk_shared_bytes<op>(tile),
-                  stream, true, p, tile);
+    if (bulk_tile == 0) {
+      cudaError_t e = bulk_tile_for<op, T>(kBulkBytesInFlightPerSm, bulk_tile);
+      if (e != cudaSuccess) return e;
+    }
+    launch_kernel(bulk_kernel<op, T>, bulk_blocks(p.vectors, bulk_tile), bulk_shared_bytes<op>(bulk_tile), stream, true,
+                  p, bulk_tile);
     return cudaGetLastError();
   }
   auto kernel = stream_kernel<op, T, kUnroll, Aligned, kHint>;
@@ -45,8 +48,9 @@ cudaError_t launch_dtype(Op op, std::size_t n, const T* a, const T* b, T* out, T
   return dispatch_op(op, [&](auto o) {
     constexpr Op op_v = decltype(o)::value;
     int(&occupancy)[2] = shape.blocks_per_sm[static_cast<int>(op_v)][dtype_v<T> == DType::f64];
-    return aligned ? launch_typed<op_v, T, true>(p, occupancy[1], shape, stream)
-                   : launch_typed<op_v, T, false>(p, occupancy[0], shape, stream);
+    int& bulk_tile = shape.bulk_tile[static_cast<int>(op_v)][dtype_v<T> == DType::f64];
+    return aligned ? launch_typed<op_v, T, true>(p, occupancy[1], bulk_tile, shape, stream)
+                   : launch_typed<op_v, T, false>(p, occupancy[0], bulk_tile, shape, stream);
   });
 }
 

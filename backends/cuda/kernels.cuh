@@ -163,16 +163,16 @@ __global__ void __launch_bounds__(kThreads) stream_kernel(const StreamArgs<T> p)
   }
 }
 
-// The bulk-copy kernel (sm_90+, all operands 16-byte aligned past the head): each
-// block takes one tile of `tile` vectors; one thread asks the copy engine of the SM
-// (cp.async.bulk) to bring the tile of each input into shared memory in one request,
-// completing on an mbarrier; then every thread computes from shared memory and stores
-// to global memory, 16-byte vectors or (Store::elements) one element per thread and
-// step, a warp writing 128 contiguous bytes as cub::DeviceTransform does. Whole-tile
-// requests keep more bytes in flight per SM with fewer instructions than per-thread
-// loads. Tiles are independent: no block waits on another, so exact aliasing stays safe.
-enum class Store { vectors, elements };
-
+// The bulk-copy kernel (sm_90+, all operands 16-byte aligned past the head), in the
+// shape of cub::DeviceTransform's sm_90 path, which it matched or beat in every cell
+// measured (docs/performance/cuda.md): each block takes one tile of `tile` vectors;
+// one thread asks the copy engine of the SM (cp.async.bulk) to bring the tile of each
+// input into shared memory in one request, completing on an mbarrier; then each thread
+// computes and stores one element per step, so a warp writes 128 contiguous bytes with
+// plain stores. Tiles are sized for 48 KiB of input tiles in flight per SM
+// (bulk_tile_for): bigger tiles (8 KiB per input, up to 128 KiB in flight) and
+// evict-first or 16-byte stores were 0.5-3 % slower at 2^26-2^28 elements.
+// Tiles are independent: no block waits on another, so exact aliasing stays safe.
 template <Op op>
 constexpr int bulk_inputs() {
   return ReadsB<op>::value ? 2 : 1;
@@ -182,36 +182,7 @@ constexpr std::size_t bulk_shared_bytes(int tile) {
   return bulk_inputs<op>() * std::size_t(tile) * 16;
 }
 
-// Vectors per tile for a target of bytes in flight per SM (the input tiles of every
-// resident block), in steps of one element per thread: cub::DeviceTransform's rule,
-// whose target on sm_90 is 48 KiB. `kernel` is the bulk kernel that will run.
-inline constexpr std::size_t kBulkBytesInFlightPerSm = 48 << 10;
-template <Op op, class T, class Kernel>
-cudaError_t bulk_tile_for(Kernel kernel, std::size_t bytes_in_flight_per_sm, int& tile) {
-  tile = kThreads / Pack<T>::width;
-  for (int elements_per_thread = 1; elements_per_thread <= 32; ++elements_per_thread) {
-    const int candidate = kThreads * elements_per_thread / Pack<T>::width;  // kThreads: a multiple of every width
-    if (bulk_shared_bytes<op>(candidate) > 48 << 10) break;  // the default dynamic shared memory limit
-    tile = candidate;
-    int blocks = 0;
-    const cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, kThreads,
-                                                                         bulk_shared_bytes<op>(candidate));
-    if (e != cudaSuccess) return e;
-    if (std::size_t(blocks) * kThreads * elements_per_thread * bulk_inputs<op>() * sizeof(T) >= bytes_in_flight_per_sm)
-      break;
-  }
-  return cudaSuccess;
-}
-
-template <class T, Hint hint>
-__device__ __forceinline__ void store_element(T* p, T v) {
-  if constexpr (hint == Hint::streaming)
-    __stcs(p, v);
-  else
-    *p = v;
-}
-
-template <Op op, class T, Hint hint, Store store>
+template <Op op, class T>
 __global__ void __launch_bounds__(kThreads) bulk_kernel(const StreamArgs<T> p, const int tile) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   constexpr bool reads_b = ReadsB<op>::value;
@@ -253,27 +224,33 @@ __global__ void __launch_bounds__(kThreads) bulk_kernel(const StreamArgs<T> p, c
         : "memory");
   } while (!done);
 
+  const T* xa = reinterpret_cast<const T*>(shared);
+  const T* xb = reinterpret_cast<const T*>(shared + std::size_t(tile) * 16);
   T* out = p.out + p.head + first * W;
-  if constexpr (store == Store::vectors) {
-    const Pack<T>* xa = reinterpret_cast<const Pack<T>*>(shared);
-    const Pack<T>* xb = reinterpret_cast<const Pack<T>*>(shared + std::size_t(tile) * 16);
-    for (int v = threadIdx.x; v < count; v += kThreads) {
-      const Pack<T> x = xa[v];
-      Pack<T> y{};
-      if constexpr (reads_b) y = xb[v];
-      Pack<T> r;
-#pragma unroll
-      for (int k = 0; k < W; ++k) r.e[k] = apply<op>(x.e[k], y.e[k], p.s, p.t);
-      store_vector<T, hint>(out + std::size_t(v) * W, r);
-    }
-  } else {
-    const T* xa = reinterpret_cast<const T*>(shared);
-    const T* xb = reinterpret_cast<const T*>(shared + std::size_t(tile) * 16);
-    const int elements = count * W;
-    for (int i = threadIdx.x; i < elements; i += kThreads)
-      store_element<T, hint>(out + i, apply<op>(xa[i], reads_b ? xb[i] : T(0), p.s, p.t));
-  }
+  const int elements = count * W;
+  for (int i = threadIdx.x; i < elements; i += kThreads) out[i] = apply<op>(xa[i], reads_b ? xb[i] : T(0), p.s, p.t);
 #endif
+}
+
+// Vectors per tile: the fewest elements per thread (1..32) for which the input tiles of
+// every resident block reach `bytes_in_flight_per_sm`, cub::DeviceTransform's rule (its
+// sm_90 target is 48 KiB; add f32: 3 elements per thread, 3 KiB per input).
+inline constexpr std::size_t kBulkBytesInFlightPerSm = 48 << 10;
+template <Op op, class T>
+cudaError_t bulk_tile_for(std::size_t bytes_in_flight_per_sm, int& tile) {
+  tile = kThreads / Pack<T>::width;
+  for (int elements_per_thread = 1; elements_per_thread <= 32; ++elements_per_thread) {
+    const int candidate = kThreads * elements_per_thread / Pack<T>::width;  // kThreads: a multiple of every width
+    if (bulk_shared_bytes<op>(candidate) > 48 << 10) break;  // the default dynamic shared memory limit
+    tile = candidate;
+    int blocks = 0;
+    const cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, bulk_kernel<op, T>, kThreads,
+                                                                         bulk_shared_bytes<op>(candidate));
+    if (e != cudaSuccess) return e;
+    if (std::size_t(blocks) * kThreads * elements_per_thread * bulk_inputs<op>() * sizeof(T) >= bytes_in_flight_per_sm)
+      break;
+  }
+  return cudaSuccess;
 }
 
 inline unsigned bulk_blocks(std::uint64_t vectors, int tile) {

@@ -16,6 +16,8 @@ struct LaunchShape {
   // Resident blocks per multiprocessor of each kernel, by [op][dtype][aligned];
   // 0 until first asked for (cudaOccupancyMaxActiveBlocksPerMultiprocessor).
   int blocks_per_sm[op_count][2][2] = {};
+  // Vectors per tile of the bulk-copy kernel, by [op][dtype]; 0 until first needed.
+  int bulk_tile[op_count][2] = {};
 };
 
 // Enqueues out = op(a, b) on `stream`; pointers may be at any element offset. Returns

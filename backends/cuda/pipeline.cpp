@@ -19,13 +19,9 @@ Residence residence(MemorySpace s) {
 
 }  // namespace
 
-HostPipeline::HostPipeline(std::size_t staging_bytes, int copy_threads, PipelineShape shape)
-    : chunk_bytes_(staging_bytes / (std::size_t(shape.slots) * kArrays) / 256 * 256),
-      copy_threads_(copy_threads),
-      shape_(shape) {
-  if (shape.slots < 1 || shape.slots > kMaxSlots) throw Error(Errc::invalid_argument, "pipeline slots out of range");
-  for (int k = 0; k < shape_.slots; ++k) {
-    Slot& s = slots_[k];
+HostPipeline::HostPipeline(std::size_t staging_bytes, int copy_threads)
+    : chunk_bytes_(staging_bytes / (kSlots * kArrays) / 256 * 256), copy_threads_(copy_threads) {
+  for (Slot& s : slots_) {
     check(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags (pipeline)");
     check(cudaEventCreateWithFlags(&s.done, cudaEventDisableTiming), "cudaEventCreateWithFlags (pipeline)");
   }
@@ -45,12 +41,12 @@ HostPipeline::~HostPipeline() {
 }
 
 void HostPipeline::ensure_scratch() {
-  for (Slot& s : used_slots())
+  for (Slot& s : slots_)
     if (!s.scratch) check(cudaMalloc(&s.scratch, kArrays * chunk_bytes_), "cudaMalloc (pipeline scratch)");
 }
 
 void HostPipeline::ensure_staging() {
-  for (Slot& s : used_slots())
+  for (Slot& s : slots_)
     if (!s.staging) check(cudaMallocHost(&s.staging, kArrays * chunk_bytes_), "cudaMallocHost (pipeline staging)");
 }
 
@@ -78,9 +74,9 @@ void HostPipeline::run(const OpCall& c, cudaStream_t main, LaunchShape& shape) {
   if (any_pageable) ensure_staging();
   const std::size_t chunk = chunk_bytes_ / elem;
 
-  for (Slot& s : used_slots()) s.pending_drain = false;  // left over only by a call that threw
+  for (Slot& s : slots_) s.pending_drain = false;  // left over only by a call that threw
   check(cudaEventRecord(ready_, main), "cudaEventRecord (pipeline start)");
-  for (Slot& s : used_slots()) check(cudaStreamWaitEvent(s.stream, ready_, 0), "cudaStreamWaitEvent (pipeline start)");
+  for (Slot& s : slots_) check(cudaStreamWaitEvent(s.stream, ready_, 0), "cudaStreamWaitEvent (pipeline start)");
 
   std::vector<CopyTeam::Segment> host_copies;
   auto drain = [&](Slot& s) {
@@ -92,17 +88,17 @@ void HostPipeline::run(const OpCall& c, cudaStream_t main, LaunchShape& shape) {
     s.pending_drain = false;
   };
 
-  // With a shrinking tail, the last chunk's worth is cut in halves down to a 16th of a
-  // chunk, so the last kernel and device-to-host copy start soon after the last input lands.
+  // The last chunk's worth is cut in halves down to a 16th of a chunk, so the last
+  // kernel and device-to-host copy start soon after the last input lands.
   const std::size_t smallest = std::max<std::size_t>(chunk / 16, 1);
   auto next_count = [&](std::size_t left) {
-    if (!shape_.shrinking_tail || left >= 2 * chunk) return std::min(chunk, left);
+    if (left >= 2 * chunk) return chunk;
     return std::min(left, std::max(smallest, left / 2));
   };
   std::size_t chunks = 0;
   for (std::size_t offset = 0, count = 0; offset < c.n; offset += count, ++chunks) {
     count = next_count(c.n - offset);
-    Slot& s = slots_[chunks % shape_.slots];
+    Slot& s = slots_[chunks % kSlots];
     const std::size_t bytes = count * elem;
     host_copies.clear();
     if (any_pageable && s.in_use) drain(s);  // its staging is about to be refilled
@@ -145,13 +141,13 @@ void HostPipeline::run(const OpCall& c, cudaStream_t main, LaunchShape& shape) {
 
   if (any_pageable) {  // pageable memory is written by host threads: finish before returning
     host_copies.clear();
-    for (std::size_t i = 0; i < std::min<std::size_t>(chunks, shape_.slots); ++i) {
-      Slot& s = slots_[(chunks - 1 - i) % shape_.slots];
+    for (std::size_t i = 0; i < std::min<std::size_t>(chunks, kSlots); ++i) {
+      Slot& s = slots_[(chunks - 1 - i) % kSlots];
       if (s.in_use) drain(s);
     }
     team().copy(host_copies);
   }
-  for (Slot& s : used_slots()) {
+  for (Slot& s : slots_) {
     check(cudaEventRecord(s.done, s.stream), "cudaEventRecord (pipeline end)");
     check(cudaStreamWaitEvent(main, s.done, 0), "cudaStreamWaitEvent (pipeline end)");
   }

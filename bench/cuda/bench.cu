@@ -24,12 +24,10 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "ew/ew.hpp"
 #include "kernels.cuh"
-#include "pipeline.hpp"
 #include "peers.hpp"
 
 namespace {
@@ -126,23 +124,22 @@ struct Csv {
   }
 };
 
-// A policy of the kernels: the per-thread vector kernel (4 loads in flight), or the
-// bulk-copy kernel with tiles of a fixed number of vectors or (tile < 0) sized by
-// cub::DeviceTransform's bytes-in-flight rule.
-template <Op op, class T, int tile_rule, k::Hint hint, k::Store store>
+// A policy of the kernels: the per-thread vector kernel (4 loads in flight,
+// evict-first), or the bulk-copy kernel with tiles of a fixed number of vectors or
+// (tile_rule < 0) the product's tile, sized by cub::DeviceTransform's rule.
+template <Op op, class T, int tile_rule>
 void launch_policy(std::size_t n, const void* a, const void* b, void* out, double s, double t, cudaStream_t stream,
                    int sm_count, bool dependent_launch) {
   auto p = k::make_stream_args<T>(n, static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(out), T(s),
                                   T(t));
   if constexpr (tile_rule != 0) {
-    auto kernel = k::bulk_kernel<op, T, hint, store>;
     static int tile = tile_rule;
-    if (tile < 0) check(k::bulk_tile_for<op, T>(kernel, k::kBulkBytesInFlightPerSm, tile), "bulk tile");
-    check(k::launch_kernel(kernel, k::bulk_blocks(p.vectors, tile), k::bulk_shared_bytes<op>(tile), stream,
-                           dependent_launch, p, tile),
+    if (tile < 0) check(k::bulk_tile_for<op, T>(k::kBulkBytesInFlightPerSm, tile), "bulk tile");
+    check(k::launch_kernel(k::bulk_kernel<op, T>, k::bulk_blocks(p.vectors, tile), k::bulk_shared_bytes<op>(tile),
+                           stream, dependent_launch, p, tile),
           "bulk launch");
   } else {
-    auto kernel = k::stream_kernel<op, T, 4, true, hint>;
+    auto kernel = k::stream_kernel<op, T, 4, true, k::Hint::streaming>;
     static int occupancy = 0;
     if (!occupancy) check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occupancy, kernel, k::kThreads, 0), "occupancy");
     check(k::launch_kernel(kernel, k::grid_blocks(p.vectors, std::uint64_t(occupancy) * sm_count), 0, stream,
@@ -157,19 +154,14 @@ struct Policy {
   bool dependent_launch;
 };
 
-// "8K": tiles of 512 vectors (8 KiB per input); "cubtile": cub's tile rule (48 KiB of
-// input tiles in flight per SM); "elem": one element per thread and store, as cub.
+// "bulk": the product's bulk-copy kernel (cub's tile rule); "bulk 8K": tiles of 512
+// vectors (8 KiB per input); without "pdl" the bulk kernel is a clone of cub's.
 template <Op op, class T>
 std::vector<Policy> policies() {
-  using k::Hint;
-  using k::Store;
-  return {{"vec4 cs pdl", &launch_policy<op, T, 0, Hint::streaming, Store::vectors>, true},
-          {"8K cs pdl", &launch_policy<op, T, 512, Hint::streaming, Store::vectors>, true},
-          {"8K plain pdl", &launch_policy<op, T, 512, Hint::plain, Store::vectors>, true},
-          {"cubtile cs pdl", &launch_policy<op, T, -1, Hint::streaming, Store::vectors>, true},
-          {"cubtile plain pdl", &launch_policy<op, T, -1, Hint::plain, Store::vectors>, true},
-          {"cubtile elem pdl", &launch_policy<op, T, -1, Hint::plain, Store::elements>, true},
-          {"cubtile elem", &launch_policy<op, T, -1, Hint::plain, Store::elements>, false}};
+  return {{"vec4 cs pdl", &launch_policy<op, T, 0>, true},
+          {"bulk 8K pdl", &launch_policy<op, T, 512>, true},
+          {"bulk pdl", &launch_policy<op, T, -1>, true},
+          {"bulk", &launch_policy<op, T, -1>, false}};
 }
 
 }  // namespace
@@ -281,37 +273,36 @@ int main(int argc, char** argv) try {
       }
 
   std::printf("\nKernel policies of backends/cuda/kernels.cuh, cold-cache GB/s, and each / cub::DeviceTransform in "
-              "the same run (vec4: per-thread vector kernel, 4 loads in flight; 8K: bulk-copy tiles of 512 vectors; "
-              "cubtile: bulk-copy tiles sized by cub's rule; elem: element stores as cub; cs: evict-first; pdl: "
-              "dependent launch)\n");
+              "the same run (vec4: per-thread vector kernel, 4 loads in flight, evict-first; bulk: bulk-copy tiles "
+              "sized by cub's rule (the product); bulk 8K: tiles of 512 vectors; pdl: dependent launch)\n");
   // Every policy must give the vector kernel's bits, at an odd size with a head.
   auto verify_policies = [&](Op op, DType d, const std::vector<Policy>& list) {
     for (const std::size_t n : {std::size_t(1003), (std::size_t(1) << 22) + 1003}) {
-    // Every operand one element past a 256-byte boundary: the same head, so the aligned
-    // instances apply.
-    const std::size_t bytes = n * size_of(d), stride = (bytes + 511) / 256 * 256;
-    char* a = arena.base + size_of(d);
-    char* b = a + stride;
-    char* y0 = b + stride;  // in-place ops: the y both runs start from
-    char* want = y0 + stride;
-    char* got = want + stride;
-    std::vector<char> h_want(bytes), h_got(bytes);
-    auto run_into = [&](const Policy& pol, char* out) {
-      if (info(op).in_place) check(cudaMemcpyAsync(out, y0, bytes, cudaMemcpyDeviceToDevice, stream), "copy y");
-      pol.launch(n, a, info(op).in_place ? out : b, out, s, t, stream, gpu.sm_count, pol.dependent_launch);
-    };
-    run_into(list[0], want);
-    check(cudaMemcpyAsync(h_want.data(), want, bytes, cudaMemcpyDeviceToHost, stream), "copy back");
-    check(cudaStreamSynchronize(stream), "copy back");
-    for (const Policy& pol : list) {
-      check(cudaMemsetAsync(got, 0xff, bytes, stream), "poison");
-      run_into(pol, got);
-      check(cudaMemcpyAsync(h_got.data(), got, bytes, cudaMemcpyDeviceToHost, stream), "copy back");
+      // Every operand one element past a 256-byte boundary: the same head, so the aligned
+      // instances apply.
+      const std::size_t bytes = n * size_of(d), stride = (bytes + 511) / 256 * 256;
+      char* a = arena.base + size_of(d);
+      char* b = a + stride;
+      char* y0 = b + stride;  // in-place ops: the y both runs start from
+      char* want = y0 + stride;
+      char* got = want + stride;
+      std::vector<char> h_want(bytes), h_got(bytes);
+      auto run_into = [&](const Policy& pol, char* out) {
+        if (info(op).in_place) check(cudaMemcpyAsync(out, y0, bytes, cudaMemcpyDeviceToDevice, stream), "copy y");
+        pol.launch(n, a, info(op).in_place ? out : b, out, s, t, stream, gpu.sm_count, pol.dependent_launch);
+      };
+      run_into(list[0], want);
+      check(cudaMemcpyAsync(h_want.data(), want, bytes, cudaMemcpyDeviceToHost, stream), "copy back");
       check(cudaStreamSynchronize(stream), "copy back");
-      if (std::memcmp(h_want.data(), h_got.data(), bytes) != 0)
-        throw std::runtime_error(std::string("policy ") + pol.name + " differs from the vector kernel on " +
-                                 to_string(op) + " " + to_string(d));
-    }
+      for (const Policy& pol : list) {
+        check(cudaMemsetAsync(got, 0xff, bytes, stream), "poison");
+        run_into(pol, got);
+        check(cudaMemcpyAsync(h_got.data(), got, bytes, cudaMemcpyDeviceToHost, stream), "copy back");
+        check(cudaStreamSynchronize(stream), "copy back");
+        if (std::memcmp(h_want.data(), h_got.data(), bytes) != 0)
+          throw std::runtime_error(std::string("policy ") + pol.name + " differs from the vector kernel on " +
+                                   to_string(op) + " " + to_string(d));
+      }
     }
   };
   const std::vector<int> policy_logs = tune ? std::vector<int>{24, 26, 28} : logs;
@@ -394,60 +385,33 @@ int main(int argc, char** argv) try {
         if (c[i] != ha[i] + hb[i]) throw std::runtime_error(std::string(what) + ": wrong result at " + std::to_string(i));
     };
 
-    // Pipeline shapes, driven directly (the product's is the first), and the product
-    // through the public API. Rounds interleave the shapes and the rate measurements,
-    // so that a drift of the host's transfer rates hits all alike.
-    struct Shape {
+    // Staging sizes of the pipeline (the default is the product's), through the public
+    // API. Rounds interleave them and the rate measurements, so that a drift of the
+    // host's transfer rates hits all alike.
+    struct Staging {
       const char* name;
-      k::PipelineShape shape;
-      std::size_t chunk_mib;
+      std::size_t mib;  // 0: the default
     };
-    const std::vector<Shape> shapes = {{"3 slots, 16 MiB chunks", {3, false}, 16},
-                                       {"2 slots, 16 MiB chunks", {2, false}, 16},
-                                       {"3 slots, 16 MiB, shrinking tail", {3, true}, 16},
-                                       {"2 slots, 16 MiB, shrinking tail", {2, true}, 16},
-                                       {"3 slots, 8 MiB, shrinking tail", {3, true}, 8}};
-    k::LaunchShape launch_shape;
-    launch_shape.sm_count = gpu.sm_count;
-    launch_shape.major = gpu.prop.major;
-    std::vector<std::unique_ptr<k::HostPipeline>> pipes;
-    for (const Shape& sh : shapes)
-      pipes.push_back(std::make_unique<k::HostPipeline>(std::size_t(sh.shape.slots) * 3 * (sh.chunk_mib << 20),
-                                                        int(std::max(1u, std::thread::hardware_concurrency())),
-                                                        sh.shape));
-    auto call = [&](k::HostPipeline& pipe, const void* a, const void* b, void* c, MemorySpace space) {
-      detail::OpCall oc{Op::add, DType::f32, n, a, b, c, 0.0, 0.0, space, space, space};
-      pipe.run(oc, stream, launch_shape);
-      check(cudaStreamSynchronize(stream), "pipeline");
-    };
-    Context product(Backend::cuda);
-    auto product_pinned = [&] {
-      add<float>(product, pa, pb, pc);
-      product.synchronize();
-    };
-    for (std::size_t v = 0; v < shapes.size(); ++v) {  // allocates, and checks every element once
-      call(*pipes[v], pa.data(), pb.data(), pc.data(), MemorySpace::pinned);
-      for (std::size_t i = 0; i < n; ++i)
-        if (pc.data()[i] != ha[i] + hb[i])
-          throw std::runtime_error(std::string(shapes[v].name) + ": wrong result at " + std::to_string(i));
-      // Chunks of 7 KiB: tens of chunks and a tail of pieces, pinned and pageable, and in place.
-      k::HostPipeline small(std::size_t(shapes[v].shape.slots) * 3 * 7168, 4, shapes[v].shape);
-      const std::size_t m = 50'001;
-      for (MemorySpace space : {MemorySpace::pinned, MemorySpace::host}) {
-        float* x = space == MemorySpace::pinned ? pc.data() : hc.data();
-        std::copy(hb.begin(), hb.begin() + m, x);
-        detail::OpCall oc{Op::axpy, DType::f32, m, ha.data() + 1, x, x, 0.5, 0.0, MemorySpace::host, space, space};
-        small.run(oc, stream, launch_shape);
-        check(cudaStreamSynchronize(stream), "pipeline");
-        for (std::size_t i = 0; i < m; ++i)
-          if (x[i] != apply<Op::axpy>(ha[i + 1], hb[i], 0.5f, 0.0f))
-            throw std::runtime_error(std::string(shapes[v].name) + ": wrong small axpy at " + std::to_string(i));
-      }
+    const std::vector<Staging> stagings = {{"default (16 MiB chunks)", 0}, {"48 MiB (8 MiB chunks)", 48},
+                                           {"168 MiB (28 MiB chunks)", 168}};
+    std::vector<std::unique_ptr<Context>> pipes;
+    for (const Staging& st : stagings) {
+      ContextOptions o;
+      o.staging_bytes = st.mib << 20;
+      pipes.push_back(std::make_unique<Context>(Backend::cuda, o));
     }
-    product_pinned();
+    auto pinned_call = [&](Context& c) {
+      add<float>(c, pa, pb, pc);
+      c.synchronize();
+    };
+    auto pageable_call = [&](Context& c) {
+      add<float>(c, Span<const float>(ha.data(), n), Span<const float>(hb.data(), n), Span<float>(hc.data(), n));
+      c.synchronize();
+    };
+    for (auto& pipe : pipes) pinned_call(*pipe);  // allocates scratch
     const int rounds = quick ? 3 : tune ? 9 : 7;
-    std::vector<double> h2d_s, d2h_s, product_s;
-    std::vector<std::vector<double>> shape_s(shapes.size());
+    std::vector<double> h2d_s, d2h_s;
+    std::vector<std::vector<double>> pinned_s(stagings.size()), pageable_s(stagings.size());
     auto timed = [](const std::function<void()>& f) { return wall_seconds(f, 1); };
     for (int r = 0; r < rounds; ++r) {
       h2d_s.push_back(timed([&] {
@@ -458,38 +422,31 @@ int main(int argc, char** argv) try {
         check(cudaMemcpyAsync(pc.data(), dc.data(), bytes, cudaMemcpyDeviceToHost, stream), "memcpy");
         check(cudaStreamSynchronize(stream), "sync");
       }));
-      for (std::size_t v = 0; v < shapes.size(); ++v) {
-        std::memset(pc.data(), 0, 4096);
-        shape_s[v].push_back(timed([&] { call(*pipes[v], pa.data(), pb.data(), pc.data(), MemorySpace::pinned); }));
-        verify(pc.data(), shapes[v].name);
+      for (std::size_t v = 0; v < stagings.size(); ++v) {
+        std::memset(pc.data(), 0, bytes);
+        pinned_s[v].push_back(timed([&] { pinned_call(*pipes[v]); }));
+        verify(pc.data(), "pinned");
       }
-      product_s.push_back(timed(product_pinned));
-      verify(pc.data(), "pinned");
     }
+    for (int r = 0; r < (quick ? 3 : 5); ++r)
+      for (std::size_t v = 0; v < stagings.size(); ++v) {
+        std::fill(hc.begin(), hc.end(), 0.0f);
+        pageable_s[v].push_back(timed([&] { pageable_call(*pipes[v]); }));
+        verify(hc.data(), "pageable");
+      }
     const double h2d = bytes / median(h2d_s) / 1e9, d2h = bytes / median(d2h_s) / 1e9;
     const double floor_s = std::max(2.0 * bytes / (h2d * 1e9), bytes / (d2h * 1e9));
     std::printf("pinned H2D %.1f GB/s, D2H %.1f GB/s (medians of %d): floor max(2N*4 B / H2D, N*4 B / D2H) = %.2f ms\n",
                 h2d, d2h, rounds, floor_s * 1e3);
-    for (std::size_t v = 0; v < shapes.size(); ++v) {
-      const double tp = median(shape_s[v]);
-      std::printf("pinned, pipeline of %s: %.2f ms = %.3fx the floor\n", shapes[v].name, tp * 1e3, floor_s / tp);
-      csv.row(std::string("host,add,f32,27,pipeline ") + shapes[v].name + "," + std::to_string(tp) + ",," +
+    for (std::size_t v = 0; v < stagings.size(); ++v) {
+      const double tp = median(pinned_s[v]), tq = median(pageable_s[v]);
+      std::printf("staging %s: pinned %.2f ms = %.3fx the floor, pageable %.2f ms\n", stagings[v].name, tp * 1e3,
+                  floor_s / tp, tq * 1e3);
+      csv.row("host,add,f32,27,ew pinned staging " + std::to_string(stagings[v].mib) + "," + std::to_string(tp) + ",," +
               std::to_string(floor_s / tp));
+      csv.row("host,add,f32,27,ew pageable staging " + std::to_string(stagings[v].mib) + "," + std::to_string(tq) + ",,");
     }
-    const double t_pinned = median(product_s);
-    std::vector<double> pageable_s;
-    std::vector<std::vector<double>> shape_pageable_s(shapes.size());
-    for (int r = 0; r < (quick ? 3 : 5); ++r)
-      for (std::size_t v = 0; v < shapes.size(); ++v) {
-        std::fill(hc.begin(), hc.begin() + 1024, 0.0f);
-        shape_pageable_s[v].push_back(timed([&] { call(*pipes[v], ha.data(), hb.data(), hc.data(), MemorySpace::host); }));
-        verify(hc.data(), shapes[v].name);
-      }
-    for (std::size_t v = 0; v < shapes.size(); ++v) {
-      const double tp = median(shape_pageable_s[v]);
-      std::printf("pageable, pipeline of %s: %.2f ms\n", shapes[v].name, tp * 1e3);
-      csv.row(std::string("host,add,f32,27,pageable pipeline ") + shapes[v].name + "," + std::to_string(tp) + ",,");
-    }
+    const double t_pinned = median(pinned_s[0]), t_pageable = median(pageable_s[0]);
     const double t_seq = wall_seconds([&] {
       check(cudaMemcpy(da.data(), ha.data(), bytes, cudaMemcpyHostToDevice), "memcpy");
       check(cudaMemcpy(db.data(), hb.data(), bytes, cudaMemcpyHostToDevice), "memcpy");
@@ -497,13 +454,6 @@ int main(int argc, char** argv) try {
       ctx.synchronize();
       check(cudaMemcpy(hc.data(), dc.data(), bytes, cudaMemcpyDeviceToHost), "memcpy");
     }, reps);
-    std::fill(hc.begin(), hc.end(), 0.0f);
-    add<float>(ctx, Span<const float>(ha.data(), n), Span<const float>(hb.data(), n), Span<float>(hc.data(), n));
-    const double t_pageable = wall_seconds([&] {
-      add<float>(ctx, Span<const float>(ha.data(), n), Span<const float>(hb.data(), n), Span<float>(hc.data(), n));
-      ctx.synchronize();
-    }, reps);
-    verify(hc.data(), "pageable");
     std::printf("pinned through ew: %.2f ms = %.3fx the floor (goal >= 0.95)\n", t_pinned * 1e3, floor_s / t_pinned);
     std::printf("pageable sequential cudaMemcpy-kernel-cudaMemcpy: %.2f ms\n", t_seq * 1e3);
     std::printf("pageable through ew: %.2f ms = %.2fx faster than sequential (goal >= 4)\n", t_pageable * 1e3,
