@@ -4,8 +4,8 @@
 //   2. every op x dtype x n in {2^20, 2^22, ..., 2^28}: ew vs cub::DeviceTransform, and
 //      axpy/copy vs cuBLAS for n >= 2^24 (cold cache: operands rotate through an arena
 //      many times the L2, so no call finds its data in L2);
-//   3. the kernels under other policies (per-thread vector loads or bulk copies, loads
-//      in flight, cache hints, dependent launch), to show why the product's was chosen;
+//   3. the kernels under other policies (per-thread vector loads or bulk copies, tile
+//      sizes, dependent launch) beside cub, to show why the product's was chosen;
 //   4. time per call for n <= 2^16 vs an empty kernel launch (back to back, warm);
 //   5. host-resident add of 512 MiB arrays: pinned vs the transfer floor, pageable vs
 //      the sequential cudaMemcpy-kernel-cudaMemcpy path.
