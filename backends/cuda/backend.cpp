@@ -31,25 +31,29 @@ std::string version_string(int v) { return std::to_string(v / 1000) + "." + std:
 int choose_device(const ContextOptions& o) {
   int count = 0;
   check(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
-  int device = o.device;
-  std::string origin = "ContextOptions::device";
-  if (device < 0) {
-    const char* env = std::getenv("EW_DEVICE");
-    device = 0;
-    if (env && *env) {
-      char* end = nullptr;
-      long v = std::strtol(env, &end, 10);
-      if (*end != '\0' || v < 0 || v > 1 << 20)
-        throw Error(Errc::invalid_argument, "EW_DEVICE='" + std::string(env) + "' is not a device index");
-      device = static_cast<int>(v);
-      origin = "EW_DEVICE";
-    }
-  }
+  const int device = std::max(0, requested_device(o));
   if (device >= count)
-    throw Error(Errc::invalid_argument, "cuda: " + origin + " = " + std::to_string(device) + " but this machine has " +
+    throw Error(Errc::invalid_argument, std::string("cuda: ") + (o.device >= 0 ? "ContextOptions::device" : "EW_DEVICE") +
+                                            " = " + std::to_string(device) + " but this machine has " +
                                             std::to_string(count) + " CUDA device(s)");
   return device;
 }
+
+// Makes `device` current for a scope and gives the caller's thread its own device back:
+// a library call must not change which GPU the application's next CUDA call goes to.
+class DeviceScope {
+ public:
+  explicit DeviceScope(int device) {
+    check(cudaGetDevice(&previous_), "cudaGetDevice");
+    if (previous_ != device) check(cudaSetDevice(device), "cudaSetDevice");
+  }
+  ~DeviceScope() { cudaSetDevice(previous_); }
+  DeviceScope(const DeviceScope&) = delete;
+  DeviceScope& operator=(const DeviceScope&) = delete;
+
+ private:
+  int previous_ = 0;
+};
 
 cudaError_t malloc_device(void** p, std::size_t bytes) { return cudaMalloc(p, bytes); }
 cudaError_t malloc_pinned(void** p, std::size_t bytes) { return cudaMallocHost(p, bytes); }
@@ -66,13 +70,16 @@ class CudaBackend final : public BackendImpl {
                                               std::to_string(kMinStagingBytes) + " bytes");
     staging_bytes_ = o.staging_bytes ? o.staging_bytes : kDefaultStagingBytes;
     copy_threads_ = o.threads > 0 ? o.threads : std::max(1u, std::thread::hardware_concurrency());
-    if (o.stream && o.device < 0) {
-      // A borrowed stream names its device.
+    if (o.stream) {
+      // A borrowed stream names its device; an explicit device must agree with it.
       check(cudaStreamGetDevice(static_cast<cudaStream_t>(o.stream), &device_), "cudaStreamGetDevice");
+      if (o.device >= 0 && o.device != device_)
+        throw Error(Errc::invalid_argument, "cuda: ContextOptions::device = " + std::to_string(o.device) +
+                                                " but ContextOptions::stream belongs to device " + std::to_string(device_));
     } else {
       device_ = choose_device(o);
     }
-    check(cudaSetDevice(device_), "cudaSetDevice");
+    DeviceScope scope(device_);
     check(cudaDeviceGetAttribute(&shape_.sm_count, cudaDevAttrMultiProcessorCount, device_),
           "cudaDeviceGetAttribute");
     check(cudaDeviceGetAttribute(&shape_.major, cudaDevAttrComputeCapabilityMajor, device_), "cudaDeviceGetAttribute");
@@ -85,9 +92,9 @@ class CudaBackend final : public BackendImpl {
   }
 
   ~CudaBackend() override {
-    int current = -1;
-    cudaGetDevice(&current);
-    if (current != device_) cudaSetDevice(device_);
+    int previous = 0;
+    cudaGetDevice(&previous);
+    cudaSetDevice(device_);
     cudaStreamSynchronize(stream_);
     pipeline_.reset();
     device_pool_.release_cached();
@@ -95,6 +102,7 @@ class CudaBackend final : public BackendImpl {
     managed_pool_.release_cached();
     if (owns_stream_) cudaStreamDestroy(stream_);
     cudaGetLastError();
+    cudaSetDevice(previous);
   }
 
   void run(const OpCall& c) override {
@@ -153,9 +161,7 @@ class CudaBackend final : public BackendImpl {
   template <class F>
   void guarded(F&& f) {
     if (!fatal_.empty()) throw Error(Errc::device_fatal, fatal_);
-    int current = -1;
-    check(cudaGetDevice(&current), "cudaGetDevice");
-    if (current != device_) check(cudaSetDevice(device_), "cudaSetDevice");
+    DeviceScope scope(device_);
     try {
       f();
     } catch (const Error& e) {

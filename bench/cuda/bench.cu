@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "arena.hpp"
 #include "ew/ew.hpp"
 #include "kernels.cuh"
 #include "peers.hpp"
@@ -33,15 +34,12 @@
 namespace {
 
 using namespace ew;
+using ew::bench::Arena;
+using ew::bench::median;
 namespace k = ew::detail::cuda;
 
 void check(cudaError_t e, const char* what) {
   if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorName(e));
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 struct Gpu {
@@ -91,26 +89,6 @@ __global__ void fill_kernel(float* p, std::size_t n) {
 }
 
 __global__ void empty_kernel() {}
-
-// Operands of call j: a, b, out at a position of the arena that rotates, so that
-// consecutive calls touch memory the previous ones left out of L2.
-struct Arena {
-  char* base = nullptr;
-  std::size_t bytes = 0;
-  struct Ptrs {
-    void *a, *b, *out;
-  };
-  Ptrs at(Op op, std::size_t n, DType d, long j) const {
-    const std::size_t array = (n * size_of(d) + 255) / 256 * 256;
-    const OpInfo& oi = info(op);
-    const int arrays = oi.input_streams + 1;
-    const std::size_t footprint = arrays * array;
-    const std::size_t slots = std::max<std::size_t>(1, bytes / footprint);
-    char* p = base + (std::size_t(j) % slots) * footprint;
-    if (oi.in_place) return {p, p + array, p + array};
-    return {p, oi.input_streams == 2 ? p + array : nullptr, p + (arrays - 1) * array};
-  }
-};
 
 int batch_for(double bytes_per_call, double gbs_guess) {
   const double seconds = bytes_per_call / (gbs_guess * 1e9);

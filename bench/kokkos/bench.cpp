@@ -20,37 +20,15 @@
 #include <string>
 #include <vector>
 
+#include "arena.hpp"
 #include "ew/ew.hpp"
 #include "peers.hpp"
 
 namespace {
 
 using namespace ew;
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-// Operands of call j at a position of the arena that rotates.
-struct Arena {
-  char* base = nullptr;
-  std::size_t bytes = 0;
-  MemorySpace space = MemorySpace::unknown;
-  struct Ptrs {
-    void *a, *b, *out;
-  };
-  Ptrs at(Op op, std::size_t n, DType d, long j) const {
-    const std::size_t array = (n * size_of(d) + 255) / 256 * 256;
-    const OpInfo& oi = info(op);
-    const int arrays = oi.input_streams + 1;
-    const std::size_t footprint = arrays * array;
-    const std::size_t slots = std::max<std::size_t>(1, bytes / footprint);
-    char* p = base + (std::size_t(j) % slots) * footprint;
-    if (oi.in_place) return {p, p + array, p + array};
-    return {p, oi.input_streams == 2 ? p + array : nullptr, p + (arrays - 1) * array};
-  }
-};
+using ew::bench::Arena;
+using ew::bench::median;
 
 // One column of a table: something that runs call j of an op.
 struct Runner {

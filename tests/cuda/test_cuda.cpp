@@ -117,7 +117,7 @@ constexpr MemorySpace spaces[] = {MemorySpace::host, MemorySpace::pinned, Memory
 
 ContextOptions small_staging() {
   ContextOptions o;
-  o.staging_bytes = 64 << 10;  // chunks of 7 KiB: tens of chunks per call below
+  o.staging_bytes = 64 << 10;  // chunks of about 10.5 KiB: tens of chunks per call below
   return o;
 }
 
@@ -202,8 +202,8 @@ TEST_F(Cuda, DeviceSelection) {
     ScopedEnv env("EW_DEVICE", std::to_string(count).c_str());
     expect_error(Errc::invalid_argument, [] { Context ctx(Backend::cuda); }, "EW_DEVICE");
   }
-  {
-    ScopedEnv env("EW_DEVICE", "first");
+  for (const char* bad : {"first", "4294967296", "-1"}) {
+    ScopedEnv env("EW_DEVICE", bad);
     expect_error(Errc::invalid_argument, [] { Context ctx(Backend::cuda); }, "EW_DEVICE");
   }
   {
@@ -212,6 +212,22 @@ TEST_F(Cuda, DeviceSelection) {
     EXPECT_EQ(ctx.device(), count - 1);
     check_spaces<float>(ctx, Op::add, 1000, MemorySpace::device, MemorySpace::device, MemorySpace::device);
   }
+  // The library leaves the application's current device as it found it.
+  int current = -1;
+  ASSERT_EQ(cudaGetDevice(&current), cudaSuccess);
+  EXPECT_EQ(current, 0);
+}
+
+TEST_F(Cuda, BorrowedStreamMustMatchAnExplicitDevice) {
+  int count = 0;
+  ASSERT_EQ(cudaGetDeviceCount(&count), cudaSuccess);
+  cudaStream_t user = nullptr;
+  ASSERT_EQ(cudaStreamCreate(&user), cudaSuccess);
+  ContextOptions o;
+  o.stream = user;
+  o.device = count;  // never the stream's device
+  expect_error(Errc::invalid_argument, [&] { Context ctx(Backend::cuda, o); }, "ContextOptions::stream");
+  EXPECT_EQ(cudaStreamDestroy(user), cudaSuccess);
 }
 
 TEST_F(Cuda, OutOfMemoryLeavesTheContextUsable) {
