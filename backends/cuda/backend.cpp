@@ -43,15 +43,18 @@ int choose_device(const ContextOptions& o) {
 // a library call must not change which GPU the application's next CUDA call goes to.
 class DeviceScope {
  public:
-  explicit DeviceScope(int device) {
+  explicit DeviceScope(int device) : device_(device) {
     check(cudaGetDevice(&previous_), "cudaGetDevice");
-    if (previous_ != device) check(cudaSetDevice(device), "cudaSetDevice");
+    if (previous_ != device_) check(cudaSetDevice(device_), "cudaSetDevice");
   }
-  ~DeviceScope() { cudaSetDevice(previous_); }
+  ~DeviceScope() {
+    if (previous_ != device_) cudaSetDevice(previous_);
+  }
   DeviceScope(const DeviceScope&) = delete;
   DeviceScope& operator=(const DeviceScope&) = delete;
 
  private:
+  int device_;
   int previous_ = 0;
 };
 
