@@ -17,6 +17,7 @@ struct Kernels {
   void (*triad)(const float* a, const float* b, float* c, std::size_t n);
   void (*triad_stream)(const float* a, const float* b, float* c, std::size_t n);
   void (*fill_stream)(float* c, std::size_t n);
+  void (*update)(float* a, std::size_t n);  // a = f(a) in place: read + write, no RFO
   // Independent FMA chains in registers; returns a value to keep the work alive.
   double (*fma_peak_f32)(std::size_t iterations);
   double (*fma_peak_f64)(std::size_t iterations);

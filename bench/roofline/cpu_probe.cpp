@@ -167,6 +167,7 @@ Ceilings measure_ceilings(const Machine& m, bool quick, int reps) {
   bandwidth("memory", "triad, streaming stores", 3 * f,
             [&](std::size_t lo, std::size_t len) { k.triad_stream(a + lo, b + lo, out + lo, len); });
   bandwidth("memory", "write, streaming stores", f, [&](std::size_t lo, std::size_t len) { k.fill_stream(out + lo, len); });
+  bandwidth("memory", "update in place", 2 * f, [&](std::size_t lo, std::size_t len) { k.update(out + lo, len); });
   // The library's own copy where Highway runs: its streaming stores are a streaming
   // kernel too, and the ceiling must not sit below what a backend shows it can do.
   if (backend_status(Backend::highway).usable) {
