@@ -11,6 +11,7 @@
 #include <cstring>
 #include <ostream>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -156,52 +157,84 @@ namespace ew::test {
 inline constexpr std::size_t offset_sets[][3] = {{0, 0, 0}, {1, 1, 1}, {1, 2, 3}};
 inline constexpr int offset_set_count = 3;
 
-// Runs `op` on `ctx` over buffers in the backend's own memory space and compares every
-// element with the scalar reference bit for bit. The output starts poisoned (random y
-// for in-place ops) and guard elements on both sides must stay poisoned.
+// One random case of an op: host arrays of n + 8 elements, so that every offset set
+// leaves guard elements on both sides; the output poisoned (random y at its offset for
+// in-place ops); and the output the scalar reference expects.
+template <class T>
+struct Case {
+  Op op;
+  std::size_t n;
+  std::size_t off[3];
+  std::vector<T> a, b, out_init, want;
+  T s, t;
+
+  std::size_t total() const { return n + 8; }
+
+  // The operands over arrays laid out like a, b and out_init, starting at the bases.
+  Operands<T> operands(const T* a_base, const T* b_base, T* out_base, MemorySpace sa = MemorySpace::unknown,
+                       MemorySpace sb = MemorySpace::unknown, MemorySpace so = MemorySpace::unknown) const {
+    Operands<T> args;
+    args.a = Span<const T>(a_base + off[0], n, sa);
+    if (info(op).input_streams == 2) args.b = Span<const T>(b_base + off[1], n, sb);
+    args.out = Span<T>(out_base + off[2], n, so);
+    args.s = s;
+    args.t = t;
+    return args;
+  }
+
+  // Empty when `got` (the whole output array, guards included) is what the reference
+  // expects; otherwise the first difference, said so that it can be found.
+  std::string mismatch(const std::vector<T>& got) const {
+    const long long bad = first_mismatch(got, want);
+    if (bad < 0) return {};
+    const std::size_t i = static_cast<std::size_t>(bad);
+    const bool guard = i < off[2] || i >= off[2] + n;
+    std::ostringstream m;
+    m.precision(17);
+    m << to_string(op) << " " << to_string(dtype_v<T>) << " n=" << n << " offsets {" << off[0] << "," << off[1]
+      << "," << off[2] << "}: " << (guard ? "guard element " : "element ") << i << " is " << got[i] << ", expected "
+      << want[i] << (is_poison(got[i]) ? " (never written)" : "");
+    return m.str();
+  }
+};
+
+// `special_a`, when given, is copied to the start of a and, reversed, to the end of b.
+template <class T>
+Case<T> make_case(Op op, std::size_t n, const std::size_t (&off)[3], const std::vector<T>* special_a = nullptr) {
+  const OpInfo& oi = info(op);
+  Case<T> c{op, n, {off[0], off[1], off[2]}, {}, {}, {}, {}, random_scalar<T>(), random_scalar<T>()};
+  c.a = random_vector<T>(c.total());
+  c.b = random_vector<T>(c.total());
+  if (special_a)
+    for (std::size_t i = 0; i < n && i < special_a->size(); ++i)
+      c.a[off[0] + i] = (*special_a)[i], c.b[off[1] + n - 1 - i] = (*special_a)[i];
+  c.out_init.assign(c.total(), poison<T>());
+  if (oi.in_place) {
+    std::vector<T> y = random_vector<T>(n);
+    std::copy(y.begin(), y.end(), c.out_init.begin() + off[2]);
+  }
+  c.want = c.out_init;
+  const T* ref_b = oi.in_place ? c.out_init.data() + off[2] : (oi.input_streams == 2 ? c.b.data() + off[1] : nullptr);
+  reference(op, n, c.a.data() + off[0], ref_b, c.want.data() + off[2], c.s, c.t);
+  return c;
+}
+
+// Runs a random case of `op` on `ctx` over buffers in the backend's own memory space
+// and compares every element, guards included, with the scalar reference bit for bit.
 template <class T>
 void expect_matches_reference(Context& ctx, Op op, std::size_t n, const std::size_t (&off)[3],
                               const std::vector<T>* special_a = nullptr) {
-  const OpInfo& oi = info(op);
-  const std::size_t total = n + 8;
-  std::vector<T> a = random_vector<T>(total), b = random_vector<T>(total);
-  if (special_a)
-    for (std::size_t i = 0; i < n && i < special_a->size(); ++i) a[off[0] + i] = (*special_a)[i], b[off[1] + n - 1 - i] = (*special_a)[i];
-  std::vector<T> out_init(total, poison<T>());
-  if (oi.in_place) {
-    std::vector<T> y = random_vector<T>(n);
-    std::copy(y.begin(), y.end(), out_init.begin() + off[2]);
-  }
-  const T s = random_scalar<T>(), t = random_scalar<T>();
-
-  std::vector<T> want = out_init;
-  const T* ref_b = oi.in_place ? out_init.data() + off[2] : (oi.input_streams == 2 ? b.data() + off[1] : nullptr);
-  reference(op, n, a.data() + off[0], ref_b, want.data() + off[2], s, t);
-
-  Buffer<T> da(ctx, total), db(ctx, total), dout(ctx, total);
-  da.upload(a.data(), total);
-  db.upload(b.data(), total);
-  dout.upload(out_init.data(), total);
-  Operands<T> args;
-  args.a = Span<const T>(da.data() + off[0], n, da.space());
-  if (oi.input_streams == 2) args.b = Span<const T>(db.data() + off[1], n, db.space());
-  args.out = Span<T>(dout.data() + off[2], n, dout.space());
-  args.s = s;
-  args.t = t;
-  run(ctx, op, args);
+  const Case<T> c = make_case<T>(op, n, off, special_a);
+  Buffer<T> da(ctx, c.total()), db(ctx, c.total()), dout(ctx, c.total());
+  da.upload(c.a.data(), c.total());
+  db.upload(c.b.data(), c.total());
+  dout.upload(c.out_init.data(), c.total());
+  run(ctx, op, c.operands(da.data(), db.data(), dout.data(), da.space(), db.space(), dout.space()));
   ctx.synchronize();
-
-  std::vector<T> got(total);
-  dout.download(got.data(), total);
-  long long bad = first_mismatch(got, want);
-  if (bad >= 0) {
-    std::size_t i = static_cast<std::size_t>(bad);
-    bool guard = i < off[2] || i >= off[2] + n;
-    FAIL() << ctx.backend_name() << " " << to_string(op) << " " << to_string(dtype_v<T>) << " n=" << n
-           << " offsets {" << off[0] << "," << off[1] << "," << off[2] << "}: "
-           << (guard ? "guard element " : "element ") << i << " is " << got[i] << ", expected " << want[i]
-           << (is_poison(got[i]) ? " (never written)" : "");
-  }
+  std::vector<T> got(c.total());
+  dout.download(got.data(), c.total());
+  const std::string m = c.mismatch(got);
+  if (!m.empty()) FAIL() << ctx.backend_name() << " " << m;
 }
 
 }  // namespace ew::test

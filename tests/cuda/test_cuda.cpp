@@ -84,33 +84,15 @@ class Storage {
 template <class T>
 void check_spaces(Context& ctx, Op op, std::size_t n, MemorySpace sa, MemorySpace sb, MemorySpace so,
                   const std::size_t (&off)[3] = offset_sets[0]) {
-  const OpInfo& oi = info(op);
-  const std::size_t total = n + 8;
-  std::vector<T> a = random_vector<T>(total), b = random_vector<T>(total), out_init(total, poison<T>());
-  if (oi.in_place) {
-    std::vector<T> y = random_vector<T>(n);
-    std::copy(y.begin(), y.end(), out_init.begin() + off[2]);
-  }
-  const T s = random_scalar<T>(), t = random_scalar<T>();
-  std::vector<T> want = out_init;
-  const T* ref_b = oi.in_place ? out_init.data() + off[2] : (oi.input_streams == 2 ? b.data() + off[1] : nullptr);
-  reference(op, n, a.data() + off[0], ref_b, want.data() + off[2], s, t);
-
-  Storage<T> da(ctx, sa, total), db(ctx, sb, total), dout(ctx, so, total);
-  da.fill(a), db.fill(b), dout.fill(out_init);
-  Operands<T> args;
-  args.a = Span<const T>(da.data() + off[0], n);
-  if (oi.input_streams == 2) args.b = Span<const T>(db.data() + off[1], n);
-  args.out = Span<T>(dout.data() + off[2], n);
-  args.s = s, args.t = t;
-  run(ctx, op, args);
+  const Case<T> c = make_case<T>(op, n, off);
+  Storage<T> da(ctx, sa, c.total()), db(ctx, sb, c.total()), dout(ctx, so, c.total());
+  da.fill(c.a), db.fill(c.b), dout.fill(c.out_init);
+  run(ctx, op, c.operands(da.data(), db.data(), dout.data()));
   ctx.synchronize();
   EXPECT_EQ(cudaGetLastError(), cudaSuccess);
-  std::vector<T> got = dout.read();
-  EXPECT_EQ(first_mismatch(got, want), -1) << to_string(op) << " " << to_string(dtype_v<T>) << " n=" << n
-                                            << " a:" << to_string(sa) << " b:" << to_string(sb)
-                                            << " out:" << to_string(so) << " offsets {" << off[0] << "," << off[1]
-                                            << "," << off[2] << "}";
+  const std::string m = c.mismatch(dout.read());
+  EXPECT_TRUE(m.empty()) << m << " (a: " << to_string(sa) << ", b: " << to_string(sb) << ", out: " << to_string(so)
+                         << ")";
 }
 
 constexpr MemorySpace spaces[] = {MemorySpace::host, MemorySpace::pinned, MemorySpace::device};
