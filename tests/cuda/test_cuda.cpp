@@ -271,8 +271,10 @@ TEST_F(Cuda, SixtyFourBitIndexing) {
   const std::size_t n = (std::size_t(1) << 31) + 19;
   if (free_bytes < 2 * (n + 8) * sizeof(float) + (std::size_t(1) << 30)) GTEST_SKIP() << "needs 17 GiB of free device memory";
   Buffer<float> x(ctx, n + 8), y(ctx, n + 8);
-  ASSERT_EQ(cudaMemset(x.data(), 0x3f, (n + 8) * sizeof(float)), cudaSuccess);  // every x = 0x3f3f3f3f
-  ASSERT_EQ(cudaMemset(y.data(), 0xff, (n + 8) * sizeof(float)), cudaSuccess);  // NaN: never written
+  // On the context's stream: it does not wait for the legacy default stream.
+  auto stream = static_cast<cudaStream_t>(ctx.native_stream());
+  ASSERT_EQ(cudaMemsetAsync(x.data(), 0x3f, (n + 8) * sizeof(float), stream), cudaSuccess);  // every x = 0x3f3f3f3f
+  ASSERT_EQ(cudaMemsetAsync(y.data(), 0xff, (n + 8) * sizeof(float), stream), cudaSuccess);  // NaN: never written
   scale<float>(ctx, 2.0f, Span<const float>(x.data() + 1, n), Span<float>(y.data() + 3, n));
   ctx.synchronize();
   float x0;
