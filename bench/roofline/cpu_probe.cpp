@@ -240,13 +240,7 @@ std::vector<IntensityPoint> intensity(DType dtype, const std::vector<int>& ks, s
           k.intensity_f64(static_cast<const double*>(x) + lo, static_cast<double*>(y) + lo, len, kk);
       });
     });
-    IntensityPoint p;
-    p.place = Place::host, p.dtype = dtype, p.k = kk, p.n = n, p.seconds = s;
-    double flops = 2.0 * kk * n, bytes = 2.0 * es * n;
-    p.flop_per_byte = flops / bytes;
-    p.gflops = flops / s.median / 1e9;
-    p.gbps = bytes / s.median / 1e9;
-    points.push_back(p);
+    points.push_back(IntensityPoint::measured(Place::host, dtype, kk, n, s));
   }
   host_free(x), host_free(y);
   return points;

@@ -320,13 +320,7 @@ std::vector<IntensityPoint> intensity(DType dtype, const std::vector<int>& ks, s
         intensity_kernel<double><<<g, threads, 0, s>>>(static_cast<const double*>(x), static_cast<double*>(y), n, k);
       });
     }
-    IntensityPoint p;
-    p.place = Place::device, p.dtype = dtype, p.k = k, p.n = n, p.seconds = st;
-    double flops = 2.0 * k * n, bytes = 2.0 * es * n;
-    p.flop_per_byte = flops / bytes;
-    p.gflops = flops / st.median / 1e9;
-    p.gbps = bytes / st.median / 1e9;
-    points.push_back(p);
+    points.push_back(IntensityPoint::measured(Place::device, dtype, k, n, st));
   }
   release(x), release(y);
   return points;

@@ -95,6 +95,17 @@ struct IntensityPoint {
   std::size_t n = 0;
   Stats seconds;
   double flop_per_byte = 0, gflops = 0, gbps = 0;
+
+  // y[i] = f(x[i]) with k FMAs: 2k flops and one element read and one written per element.
+  static IntensityPoint measured(Place place, DType dtype, int k, std::size_t n, const Stats& s) {
+    IntensityPoint p;
+    p.place = place, p.dtype = dtype, p.k = k, p.n = n, p.seconds = s;
+    const double flops = 2.0 * k * double(n), bytes = 2.0 * double(size_of(dtype)) * double(n);
+    p.flop_per_byte = flops / bytes;
+    p.gflops = flops / s.median / 1e9;
+    p.gbps = bytes / s.median / 1e9;
+    return p;
+  }
 };
 
 // One rung of the GPU optimization ladder (--ladder).
