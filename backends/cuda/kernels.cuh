@@ -163,26 +163,91 @@ __global__ void __launch_bounds__(kThreads) stream_kernel(const StreamArgs<T> p)
   }
 }
 
+// The copy engine's instructions (sm_90+): bulk copies between global and shared
+// memory, completing on an mbarrier (loads) or in bulk groups (stores).
+namespace bulk {
+__device__ __forceinline__ unsigned shared_address(const void* p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+__device__ __forceinline__ void init_barrier(unsigned bar) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bar) : "memory");
+}
+// Orders this thread's ordinary shared-memory accesses (barrier init, computed
+// results) before the copy engine's.
+__device__ __forceinline__ void fence_to_copy_engine() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+__device__ __forceinline__ void expect_bytes(unsigned bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void load(unsigned dst, const void* src, unsigned bytes, unsigned bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(dst),
+               "l"(src), "r"(bytes), "r"(bar)
+               : "memory");
+}
+__device__ __forceinline__ void wait(unsigned bar, unsigned parity) {
+  unsigned done = 0;
+  do {
+    asm volatile(
+        "{ .reg .pred ready; mbarrier.try_wait.parity.shared::cta.b64 ready, [%1], %2; selp.u32 %0, 1, 0, ready; }"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+  } while (!done);
+}
+__device__ __forceinline__ void store(void* dst, unsigned src, unsigned bytes) {
+  asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(dst), "r"(src), "r"(bytes)
+               : "memory");
+  asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+}
+// The shared memory of every committed store has been read (it may be reused).
+__device__ __forceinline__ void wait_stores_read() { asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory"); }
+// Every committed store is done.
+__device__ __forceinline__ void wait_stores() { asm volatile("cp.async.bulk.wait_group 0;" ::: "memory"); }
+}  // namespace bulk
+
+template <Op op>
+__host__ __device__ constexpr int bulk_inputs() {
+  return ReadsB<op>::value ? 2 : 1;
+}
+template <Op op>
+__host__ __device__ constexpr std::size_t bulk_shared_bytes(int tile) {
+  return bulk_inputs<op>() * std::size_t(tile) * 16;
+}
+
+// How a tile's results leave the block: plain stores, one element per thread per step
+// (a warp writes 128 contiguous bytes), or written into shared memory over the first
+// input's tile and sent with one bulk store.
+enum class TileStore { elements, bulk };
+
+// One tile of `count` vectors, already in shared memory at `tile_a` (and `tile_b`
+// for two-input ops): compute and store. Every thread of the block takes part.
+template <Op op, class T, TileStore store>
+__device__ __forceinline__ void finish_tile(const StreamArgs<T>& p, T* tile_a, const T* tile_b, std::uint64_t first,
+                                            int count) {
+  constexpr bool reads_b = ReadsB<op>::value;
+  T* out = p.out + p.head + first * Pack<T>::width;
+  const int elements = count * Pack<T>::width;
+  if constexpr (store == TileStore::elements) {
+    for (int i = threadIdx.x; i < elements; i += kThreads)
+      out[i] = apply<op>(tile_a[i], reads_b ? tile_b[i] : T(0), p.s, p.t);
+  } else {
+    for (int i = threadIdx.x; i < elements; i += kThreads)
+      tile_a[i] = apply<op>(tile_a[i], reads_b ? tile_b[i] : T(0), p.s, p.t);
+    bulk::fence_to_copy_engine();
+    __syncthreads();
+    if (threadIdx.x == 0) bulk::store(out, bulk::shared_address(tile_a), unsigned(count) * 16);
+  }
+}
+
 // The bulk-copy kernel (sm_90+, all operands 16-byte aligned past the head), in the
 // shape of cub::DeviceTransform's sm_90 path, which it matched or beat in every cell
 // measured (docs/performance/cuda.md): each block takes one tile of `tile` vectors;
 // one thread asks the copy engine of the SM (cp.async.bulk) to bring the tile of each
-// input into shared memory in one request, completing on an mbarrier; then each thread
-// computes and stores one element per step, so a warp writes 128 contiguous bytes with
-// plain stores. Tiles are sized for 48 KiB of input tiles in flight per SM
-// (bulk_tile_for): bigger tiles (8 KiB per input, up to 128 KiB in flight) and
+// input into shared memory in one request, completing on an mbarrier; then the block
+// computes and stores the tile. Tiles are sized for 48 KiB of input tiles in flight per
+// SM (bulk_tile_for): bigger tiles (8 KiB per input, up to 128 KiB in flight) and
 // evict-first or 16-byte stores were 0.5-3 % slower at 2^26-2^28 elements.
 // Tiles are independent: no block waits on another, so exact aliasing stays safe.
-template <Op op>
-constexpr int bulk_inputs() {
-  return ReadsB<op>::value ? 2 : 1;
-}
-template <Op op>
-constexpr std::size_t bulk_shared_bytes(int tile) {
-  return bulk_inputs<op>() * std::size_t(tile) * 16;
-}
-
-template <Op op, class T>
+template <Op op, class T, TileStore store = TileStore::elements>
 __global__ void __launch_bounds__(kThreads) bulk_kernel(const StreamArgs<T> p, const int tile) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   constexpr bool reads_b = ReadsB<op>::value;
@@ -197,38 +262,74 @@ __global__ void __launch_bounds__(kThreads) bulk_kernel(const StreamArgs<T> p, c
   const std::uint64_t left = p.vectors - first;
   const int count = left < std::uint64_t(tile) ? int(left) : tile;
   const unsigned bytes = unsigned(count) * 16;
-  const unsigned bar = static_cast<unsigned>(__cvta_generic_to_shared(&barrier));
-  const unsigned sa = static_cast<unsigned>(__cvta_generic_to_shared(shared));
-  const unsigned sb = sa + unsigned(tile) * 16;
+  const unsigned bar = bulk::shared_address(&barrier);
+  const unsigned sa = bulk::shared_address(shared);
   if (threadIdx.x == 0) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bar) : "memory");
-    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar),
-                 "r"(reads_b ? 2 * bytes : bytes)
-                 : "memory");
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(sa),
-                 "l"(p.a + p.head + first * W), "r"(bytes), "r"(bar)
-                 : "memory");
-    if constexpr (reads_b)
-      asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(sb),
-                   "l"(p.b + p.head + first * W), "r"(bytes), "r"(bar)
-                   : "memory");
+    bulk::init_barrier(bar);
+    bulk::fence_to_copy_engine();
+    bulk::expect_bytes(bar, reads_b ? 2 * bytes : bytes);
+    bulk::load(sa, p.a + p.head + first * W, bytes, bar);
+    if constexpr (reads_b) bulk::load(sa + unsigned(tile) * 16, p.b + p.head + first * W, bytes, bar);
   }
   __syncthreads();  // the barrier is initialized before anyone waits on it
-  unsigned done = 0;
-  do {
-    asm volatile(
-        "{ .reg .pred ready; mbarrier.try_wait.parity.shared::cta.b64 ready, [%1], 0; selp.u32 %0, 1, 0, ready; }"
-        : "=r"(done)
-        : "r"(bar)
-        : "memory");
-  } while (!done);
+  bulk::wait(bar, 0);
+  finish_tile<op, T, store>(p, reinterpret_cast<T*>(shared),
+                            reinterpret_cast<const T*>(shared + std::size_t(tile) * 16), first, count);
+  if (store == TileStore::bulk && threadIdx.x == 0) bulk::wait_stores();
+#endif
+}
 
-  const T* xa = reinterpret_cast<const T*>(shared);
-  const T* xb = reinterpret_cast<const T*>(shared + std::size_t(tile) * 16);
-  T* out = p.out + p.head + first * W;
-  const int elements = count * W;
-  for (int i = threadIdx.x; i < elements; i += kThreads) out[i] = apply<op>(xa[i], reads_b ? xb[i] : T(0), p.s, p.t);
+// The bulk-copy kernel as a persistent grid: each block walks the tiles a grid apart
+// through a ring of `Stages` shared-memory tiles, so the copy engine brings the next
+// tiles while the block computes this one, and no block is launched per tile.
+// A tile is written only after it was read and tiles are disjoint, so exact aliasing
+// stays safe.
+template <Op op, class T, int Stages, TileStore store>
+__global__ void __launch_bounds__(kThreads) bulk_ring_kernel(const StreamArgs<T> p, const int tile) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  constexpr bool reads_b = ReadsB<op>::value;
+  constexpr int W = Pack<T>::width;
+  extern __shared__ __align__(128) unsigned char shared[];
+  __shared__ __align__(8) unsigned long long barriers[Stages];
+  wait_for_previous_grid();
+  head_and_tail<op>(p, std::uint64_t(blockIdx.x) * kThreads + threadIdx.x);
+
+  const std::uint64_t tiles = (p.vectors + tile - 1) / tile;
+  const std::size_t stage_bytes = bulk_shared_bytes<op>(tile);
+  auto count_of = [&](std::uint64_t t) {
+    const std::uint64_t left = p.vectors - t * tile;
+    return left < std::uint64_t(tile) ? int(left) : tile;
+  };
+  auto fetch = [&](std::uint64_t t, int stage) {  // thread 0 only
+    const unsigned bytes = unsigned(count_of(t)) * 16;
+    const unsigned bar = bulk::shared_address(&barriers[stage]);
+    const unsigned dst = bulk::shared_address(shared + stage * stage_bytes);
+    bulk::expect_bytes(bar, reads_b ? 2 * bytes : bytes);
+    bulk::load(dst, p.a + p.head + t * tile * W, bytes, bar);
+    if constexpr (reads_b) bulk::load(dst + unsigned(tile) * 16, p.b + p.head + t * tile * W, bytes, bar);
+  };
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < Stages; ++s) bulk::init_barrier(bulk::shared_address(&barriers[s]));
+    bulk::fence_to_copy_engine();
+    for (int s = 0; s < Stages; ++s)
+      if (blockIdx.x + std::uint64_t(s) * gridDim.x < tiles) fetch(blockIdx.x + std::uint64_t(s) * gridDim.x, s);
+  }
+  __syncthreads();  // the barriers are initialized before anyone waits on them
+  unsigned k = 0;
+  for (std::uint64_t t = blockIdx.x; t < tiles; t += gridDim.x, ++k) {
+    const int stage = int(k % Stages);
+    bulk::wait(bulk::shared_address(&barriers[stage]), (k / Stages) & 1);
+    unsigned char* at = shared + stage * stage_bytes;
+    finish_tile<op, T, store>(p, reinterpret_cast<T*>(at), reinterpret_cast<const T*>(at + std::size_t(tile) * 16),
+                              t * tile, count_of(t));
+    __syncthreads();  // the whole block is done with this stage's tiles
+    const std::uint64_t next = t + std::uint64_t(Stages) * gridDim.x;
+    if (threadIdx.x == 0 && next < tiles) {
+      if (store == TileStore::bulk) bulk::wait_stores_read();
+      fetch(next, stage);
+    }
+  }
+  if (store == TileStore::bulk && threadIdx.x == 0) bulk::wait_stores();
 #endif
 }
 

@@ -103,26 +103,45 @@ struct Csv {
 };
 
 // A policy of the kernels: the per-thread vector kernel (4 loads in flight,
-// evict-first), or the bulk-copy kernel with tiles of a fixed number of vectors or
-// (tile_rule < 0) the product's tile, sized by cub::DeviceTransform's rule.
-template <Op op, class T, int tile_rule>
+// evict-first), the bulk-copy kernel (one tile per block) with element or bulk stores,
+// or the persistent bulk-copy ring (2 shared-memory stages per block). Tiles hold
+// `fixed_tile` vectors, or (0) the product's tile, sized by cub::DeviceTransform's rule;
+// `ring_blocks_per_sm` caps the ring's resident blocks (0: as many as fit).
+enum class Engine { vector, bulk, bulk_store, ring, ring_store };
+
+template <Op op, class T, Engine engine, int fixed_tile, int ring_blocks_per_sm>
 void launch_policy(std::size_t n, const void* a, const void* b, void* out, double s, double t, cudaStream_t stream,
                    int sm_count, bool dependent_launch) {
   auto p = k::make_stream_args<T>(n, static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(out), T(s),
                                   T(t));
-  if constexpr (tile_rule != 0) {
-    static int tile = tile_rule;
-    if (tile < 0) check(k::bulk_tile_for<op, T>(k::kBulkBytesInFlightPerSm, tile), "bulk tile");
-    check(k::launch_kernel(k::bulk_kernel<op, T>, k::bulk_blocks(p.vectors, tile), k::bulk_shared_bytes<op>(tile),
-                           stream, dependent_launch, p, tile),
-          "bulk launch");
-  } else {
+  if constexpr (engine == Engine::vector) {
     auto kernel = k::stream_kernel<op, T, 4, true, k::Hint::streaming>;
     static int occupancy = 0;
     if (!occupancy) check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occupancy, kernel, k::kThreads, 0), "occupancy");
     check(k::launch_kernel(kernel, k::grid_blocks(p.vectors, std::uint64_t(occupancy) * sm_count), 0, stream,
                            dependent_launch, p),
           "stream launch");
+    return;
+  }
+  static int tile = fixed_tile;
+  if (!tile) check(k::bulk_tile_for<op, T>(k::kBulkBytesInFlightPerSm, tile), "bulk tile");
+  if constexpr (engine == Engine::bulk || engine == Engine::bulk_store) {
+    constexpr auto store = engine == Engine::bulk ? k::TileStore::elements : k::TileStore::bulk;
+    check(k::launch_kernel(k::bulk_kernel<op, T, store>, k::bulk_blocks(p.vectors, tile),
+                           k::bulk_shared_bytes<op>(tile), stream, dependent_launch, p, tile),
+          "bulk launch");
+  } else {
+    constexpr auto store = engine == Engine::ring ? k::TileStore::elements : k::TileStore::bulk;
+    auto kernel = k::bulk_ring_kernel<op, T, 2, store>;
+    const std::size_t shared = 2 * k::bulk_shared_bytes<op>(tile);
+    static int occupancy = 0;
+    if (!occupancy) {
+      check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occupancy, kernel, k::kThreads, shared), "occupancy");
+      if (ring_blocks_per_sm) occupancy = std::min(occupancy, ring_blocks_per_sm);
+    }
+    const unsigned blocks =
+        unsigned(std::min<std::uint64_t>(k::bulk_blocks(p.vectors, tile), std::uint64_t(occupancy) * sm_count));
+    check(k::launch_kernel(kernel, blocks, shared, stream, dependent_launch, p, tile), "ring launch");
   }
 }
 
@@ -132,14 +151,53 @@ struct Policy {
   bool dependent_launch;
 };
 
-// "bulk": the product's bulk-copy kernel (cub's tile rule); "bulk 8K": tiles of 512
-// vectors (8 KiB per input); without "pdl" the bulk kernel is a clone of cub's.
+// "bulk pdl" is the product's large-array kernel; "bulk" without "pdl" is a clone of
+// cub's; "st": results leave through shared memory and one bulk store per tile;
+// "ring": persistent grid, 2 stages (4/SM: 4 blocks per SM, cub's bytes in flight).
 template <Op op, class T>
 std::vector<Policy> policies() {
-  return {{"vec4 cs pdl", &launch_policy<op, T, 0>, true},
-          {"bulk 8K pdl", &launch_policy<op, T, 512>, true},
-          {"bulk pdl", &launch_policy<op, T, -1>, true},
-          {"bulk", &launch_policy<op, T, -1>, false}};
+  return {{"vec4 cs pdl", &launch_policy<op, T, Engine::vector, 0, 0>, true},
+          {"bulk pdl", &launch_policy<op, T, Engine::bulk, 0, 0>, true},
+          {"bulk", &launch_policy<op, T, Engine::bulk, 0, 0>, false},
+          {"bulk st pdl", &launch_policy<op, T, Engine::bulk_store, 0, 0>, true},
+          {"ring pdl", &launch_policy<op, T, Engine::ring, 0, 0>, true},
+          {"ring 4/SM pdl", &launch_policy<op, T, Engine::ring, 0, 4>, true},
+          {"ring st pdl", &launch_policy<op, T, Engine::ring_store, 0, 0>, true}};
+}
+
+// Bench-only alternatives to the product's pinned pipeline, which moves every byte with
+// the copy engines: here the kernel itself reads the inputs or writes the output over
+// PCIe (pinned memory is mapped into the GPU's address space), in the product's chunks
+// over 2 streams with the same shrinking tail, or one kernel does it all.
+enum class HostPath { kernel_writes_host, kernel_reads_host, kernel_only };
+
+void run_host_path(HostPath path, std::size_t n, const float* a, const float* b, float* c, float* scratch,
+                   const cudaStream_t (&streams)[2], std::size_t chunk, int sm_count) {
+  auto add = &launch_policy<Op::add, float, Engine::vector, 0, 0>;
+  if (path == HostPath::kernel_only) {
+    add(n, a, b, c, 0, 0, streams[0], sm_count, false);
+    check(cudaStreamSynchronize(streams[0]), "kernel over host memory");
+    return;
+  }
+  const std::size_t smallest = std::max<std::size_t>(chunk / 16, 1);
+  std::size_t i = 0;
+  for (std::size_t offset = 0, count = 0; offset < n; offset += count, ++i) {
+    const std::size_t left = n - offset;
+    count = left >= 2 * chunk ? chunk : std::min(left, std::max(smallest, left / 2));
+    const cudaStream_t st = streams[i % 2];
+    float* sa = scratch + (i % 2) * 3 * chunk;
+    float *sb = sa + chunk, *sc = sb + chunk;
+    const std::size_t bytes = count * sizeof(float);
+    if (path == HostPath::kernel_writes_host) {
+      check(cudaMemcpyAsync(sa, a + offset, bytes, cudaMemcpyHostToDevice, st), "memcpy");
+      check(cudaMemcpyAsync(sb, b + offset, bytes, cudaMemcpyHostToDevice, st), "memcpy");
+      add(count, sa, sb, c + offset, 0, 0, st, sm_count, false);
+    } else {
+      add(count, a + offset, b + offset, sc, 0, 0, st, sm_count, false);
+      check(cudaMemcpyAsync(c + offset, sc, bytes, cudaMemcpyDeviceToHost, st), "memcpy");
+    }
+  }
+  for (cudaStream_t st : streams) check(cudaStreamSynchronize(st), "host path");
 }
 
 }  // namespace
@@ -251,8 +309,10 @@ int main(int argc, char** argv) try {
       }
 
   std::printf("\nKernel policies of backends/cuda/kernels.cuh, cold-cache GB/s, and each / cub::DeviceTransform in "
-              "the same run (vec4: per-thread vector kernel, 4 loads in flight, evict-first; bulk: bulk-copy tiles "
-              "sized by cub's rule (the product); bulk 8K: tiles of 512 vectors; pdl: dependent launch)\n");
+              "the same run (cub is timed before and after the policies: the ratio is to the mean, and cub2/cub1 "
+              "shows the drift; vec4: per-thread vector kernel, 4 loads in flight, evict-first; bulk: bulk-copy "
+              "tiles sized by cub's rule (the product); st: bulk stores; ring: persistent grid, 2 stages; pdl: "
+              "dependent launch)\n");
   // Every policy must give the vector kernel's bits, at an odd size with a head.
   auto verify_policies = [&](Op op, DType d, const std::vector<Policy>& list) {
     for (const std::size_t n : {std::size_t(1003), (std::size_t(1) << 22) + 1003}) {
@@ -290,28 +350,34 @@ int main(int argc, char** argv) try {
       const std::size_t n = std::size_t(1) << lg;
       const double bytes = double(info(op).bytes_per_element(d)) * n;
       const int batch = batch_for(bytes, gpu.spec_gbs * 0.8);
-      const double t_cub = time_calls(stream, [&](long j) {
-        auto p = arena.at(op, n, d, j);
-        cub.run(op, d, n, p.a, p.b, p.out, s, t, stream);
-      }, batch, batches);
-      std::printf("%-6s %-4s %5d %6.0f", to_string(op), to_string(d), lg, bytes / t_cub / 1e9);
-      csv.row(std::string("policy,") + to_string(op) + "," + to_string(d) + "," + std::to_string(lg) + ",cub," +
-              std::to_string(t_cub) + "," + std::to_string(bytes / t_cub / 1e9) + ",");
-      for (const Policy& pol : list) {
-        const double tt = time_calls(stream, [&](long j) {
+      auto time_cub = [&] {
+        return time_calls(stream, [&](long j) {
+          auto p = arena.at(op, n, d, j);
+          cub.run(op, d, n, p.a, p.b, p.out, s, t, stream);
+        }, batch, batches);
+      };
+      const double t_cub1 = time_cub();
+      std::vector<double> t_pol;
+      for (const Policy& pol : list)
+        t_pol.push_back(time_calls(stream, [&](long j) {
           auto p = arena.at(op, n, d, j);
           pol.launch(n, p.a, p.b, p.out, s, t, stream, gpu.sm_count, pol.dependent_launch);
-        }, batch, batches);
-        std::printf(" %11.0f %5.3f", bytes / tt / 1e9, t_cub / tt);
+        }, batch, batches));
+      const double t_cub2 = time_cub(), t_cub = (t_cub1 + t_cub2) / 2;
+      std::printf("%-6s %-4s %5d %6.0f %5.3f", to_string(op), to_string(d), lg, bytes / t_cub / 1e9, t_cub1 / t_cub2);
+      csv.row(std::string("policy,") + to_string(op) + "," + to_string(d) + "," + std::to_string(lg) + ",cub," +
+              std::to_string(t_cub) + "," + std::to_string(bytes / t_cub / 1e9) + "," + std::to_string(t_cub1 / t_cub2));
+      for (std::size_t i = 0; i < list.size(); ++i) {
+        std::printf(" %11.0f %5.3f", bytes / t_pol[i] / 1e9, t_cub / t_pol[i]);
         csv.row(std::string("policy,") + to_string(op) + "," + to_string(d) + "," + std::to_string(lg) + "," +
-                pol.name + "," + std::to_string(tt) + "," + std::to_string(bytes / tt / 1e9) + "," +
-                std::to_string(t_cub / tt));
+                list[i].name + "," + std::to_string(t_pol[i]) + "," + std::to_string(bytes / t_pol[i] / 1e9) + "," +
+                std::to_string(t_cub / t_pol[i]));
       }
       std::printf("\n");
     }
   };
   {
-    std::printf("%-16s %6s", "", "cub");
+    std::printf("%-16s %6s %5s", "", "cub", "drift");
     for (const Policy& p : policies<Op::add, float>()) std::printf(" %17s", p.name);
     std::printf("\n");
   }
@@ -321,6 +387,8 @@ int main(int argc, char** argv) try {
   run_policies(Op::copy, DType::f64, policies<Op::copy, double>());
   run_policies(Op::axpy, DType::f32, policies<Op::axpy, float>());
   run_policies(Op::axpy, DType::f64, policies<Op::axpy, double>());
+  run_policies(Op::triad, DType::f32, policies<Op::triad, float>());
+  run_policies(Op::axpby, DType::f32, policies<Op::axpby, float>());
 
   if (!tune) {
     std::printf("\nSmall n, warm, back to back: microseconds per call (ratio = call / empty launch)\n");
@@ -388,6 +456,19 @@ int main(int argc, char** argv) try {
     };
     for (auto& pipe : pipes) pinned_call(*pipe);  // allocates scratch
     const int rounds = quick ? 3 : tune ? 9 : 7;
+    struct NamedPath {
+      const char* name;
+      HostPath path;
+    };
+    const std::vector<NamedPath> host_paths = {{"H2D copies, kernel writes host", HostPath::kernel_writes_host},
+                                               {"kernel reads host, D2H copies", HostPath::kernel_reads_host},
+                                               {"one kernel reads and writes host", HostPath::kernel_only}};
+    const std::size_t path_chunk = (std::size_t(16) << 20) / sizeof(float);
+    Buffer<float> path_scratch(ctx, 2 * 3 * path_chunk);
+    cudaStream_t path_streams[2];
+    for (cudaStream_t& st : path_streams) check(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), "stream");
+    std::vector<std::vector<double>> host_path_s(host_paths.size());
+    std::vector<double> both_h2d_s, both_d2h_s;
     std::vector<double> h2d_s, d2h_s;
     std::vector<std::vector<double>> pinned_s(stagings.size()), pageable_s(stagings.size());
     auto timed = [](const std::function<void()>& f) { return wall_seconds(f, 1); };
@@ -404,6 +485,32 @@ int main(int argc, char** argv) try {
         std::memset(pc.data(), 0, bytes);
         pinned_s[v].push_back(timed([&] { pinned_call(*pipes[v]); }));
         verify(pc.data(), "pinned");
+      }
+      for (std::size_t v = 0; v < host_paths.size(); ++v) {
+        std::memset(pc.data(), 0, bytes);
+        host_path_s[v].push_back(timed([&] {
+          run_host_path(host_paths[v].path, n, pa.data(), pb.data(), pc.data(), path_scratch.data(), path_streams,
+                        path_chunk, gpu.sm_count);
+        }));
+        verify(pc.data(), host_paths[v].name);
+      }
+      {  // both directions at once, 512 MiB each, each timed on its own stream
+        cudaEvent_t e[3];
+        for (auto& ev : e) check(cudaEventCreate(&ev), "cudaEventCreate");
+        check(cudaEventRecord(e[0], stream), "cudaEventRecord");
+        for (cudaStream_t st : path_streams) check(cudaStreamWaitEvent(st, e[0], 0), "cudaStreamWaitEvent");
+        check(cudaMemcpyAsync(da.data(), pa.data(), bytes, cudaMemcpyHostToDevice, path_streams[0]), "memcpy");
+        check(cudaMemcpyAsync(pc.data(), dc.data(), bytes, cudaMemcpyDeviceToHost, path_streams[1]), "memcpy");
+        check(cudaEventRecord(e[1], path_streams[0]), "cudaEventRecord");
+        check(cudaEventRecord(e[2], path_streams[1]), "cudaEventRecord");
+        check(cudaEventSynchronize(e[1]), "sync");
+        check(cudaEventSynchronize(e[2]), "sync");
+        float ms_h2d = 0, ms_d2h = 0;
+        check(cudaEventElapsedTime(&ms_h2d, e[0], e[1]), "elapsed");
+        check(cudaEventElapsedTime(&ms_d2h, e[0], e[2]), "elapsed");
+        both_h2d_s.push_back(ms_h2d * 1e-3);
+        both_d2h_s.push_back(ms_d2h * 1e-3);
+        for (auto& ev : e) cudaEventDestroy(ev);
       }
     }
     for (int r = 0; r < (quick ? 3 : 5); ++r)
@@ -424,6 +531,20 @@ int main(int argc, char** argv) try {
               std::to_string(floor_s / tp));
       csv.row("host,add,f32,27,ew pageable staging " + std::to_string(stagings[v].mib) + "," + std::to_string(tq) + ",,");
     }
+    std::printf("H2D and D2H of 512 MiB at once: H2D %.1f GB/s, D2H %.1f GB/s (medians)\n",
+                bytes / median(both_h2d_s) / 1e9, bytes / median(both_d2h_s) / 1e9);
+    csv.row("host,copy,bytes,29,H2D beside D2H," + std::to_string(median(both_h2d_s)) + "," +
+            std::to_string(bytes / median(both_h2d_s) / 1e9) + ",");
+    csv.row("host,copy,bytes,29,D2H beside H2D," + std::to_string(median(both_d2h_s)) + "," +
+            std::to_string(bytes / median(both_d2h_s) / 1e9) + ",");
+    for (std::size_t v = 0; v < host_paths.size(); ++v) {
+      const double tv = median(host_path_s[v]);
+      std::printf("bench-only path, %s: pinned %.2f ms = %.3fx the floor\n", host_paths[v].name, tv * 1e3,
+                  floor_s / tv);
+      csv.row(std::string("host,add,f32,27,") + host_paths[v].name + "," + std::to_string(tv) + ",," +
+              std::to_string(floor_s / tv));
+    }
+    for (cudaStream_t st : path_streams) cudaStreamDestroy(st);
     const double t_pinned = median(pinned_s[0]), t_pageable = median(pageable_s[0]);
     const double t_seq = wall_seconds([&] {
       check(cudaMemcpy(da.data(), ha.data(), bytes, cudaMemcpyHostToDevice), "memcpy");
