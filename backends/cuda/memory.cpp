@@ -1,7 +1,12 @@
 #include "memory.hpp"
 
+#include <cstdint>
 #include <cstring>
 #include <string>
+
+#if defined(__x86_64__)
+#include <emmintrin.h>
+#endif
 
 #include "cuda_error.hpp"
 
@@ -13,6 +18,40 @@ namespace {
 std::size_t size_class(std::size_t bytes) {
   const std::size_t step = bytes <= (std::size_t(1) << 20) ? 512 : (std::size_t(1) << 20);
   return (bytes + step - 1) / step * step;
+}
+
+// Below this a share stays with memcpy: its destination may still be in cache when
+// it is used, and the fence costs more than the traffic saved.
+constexpr std::size_t kStreamingMinBytes = std::size_t(256) << 10;
+
+// memcpy with 16-byte non-temporal stores (SSE2, every x86-64): whole 64-byte lines
+// leave the write-combining buffers without being read first. The caller fences.
+void copy_streaming(char* dst, const char* src, std::size_t bytes) {
+#if defined(__x86_64__)
+  std::size_t head = (16 - reinterpret_cast<std::uintptr_t>(dst) % 16) % 16;
+  if (head > bytes) head = bytes;
+  std::memcpy(dst, src, head);
+  dst += head, src += head, bytes -= head;
+  for (; bytes >= 64; dst += 64, src += 64, bytes -= 64) {
+    const __m128i x0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src));
+    const __m128i x1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 16));
+    const __m128i x2 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 32));
+    const __m128i x3 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 48));
+    _mm_stream_si128(reinterpret_cast<__m128i*>(dst), x0);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + 16), x1);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + 32), x2);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + 48), x3);
+  }
+#endif
+  std::memcpy(dst, src, bytes);
+}
+
+// Non-temporal stores are weakly ordered: they must be visible before the share is
+// reported done (and a copy engine or another thread reads the destination).
+void fence_streaming_stores() {
+#if defined(__x86_64__)
+  _mm_sfence();
+#endif
 }
 }  // namespace
 
@@ -52,7 +91,8 @@ void CachingAllocator::release_cached() noexcept {
   cached_.clear();
 }
 
-CopyTeam::CopyTeam(int threads) : shares_(threads < 1 ? 1 : threads) {
+CopyTeam::CopyTeam(int threads, bool streaming_stores)
+    : shares_(threads < 1 ? 1 : threads), streaming_stores_(streaming_stores) {
   for (int w = 1; w < shares_; ++w) workers_.emplace_back([this, w] { work(w); });
 }
 
@@ -68,14 +108,23 @@ CopyTeam::~CopyTeam() {
 void CopyTeam::copy_share(int share) const {
   // This share's bytes of the concatenation of all segments.
   const std::size_t begin = job_bytes_ * share / shares_, end = job_bytes_ * (share + 1) / shares_;
+  const bool streaming = streaming_stores_ && end - begin >= kStreamingMinBytes;
   std::size_t pos = 0;
   for (const Segment& s : *job_) {
     if (end <= pos) break;
     const std::size_t lo = begin > pos ? begin - pos : 0;
     const std::size_t hi = end - pos < s.bytes ? end - pos : s.bytes;
-    if (lo < hi) std::memcpy(static_cast<char*>(s.dst) + lo, static_cast<const char*>(s.src) + lo, hi - lo);
+    if (lo < hi) {
+      char* dst = static_cast<char*>(s.dst) + lo;
+      const char* src = static_cast<const char*>(s.src) + lo;
+      if (streaming)
+        copy_streaming(dst, src, hi - lo);
+      else
+        std::memcpy(dst, src, hi - lo);
+    }
     pos += s.bytes;
   }
+  if (streaming) fence_streaming_stores();
 }
 
 void CopyTeam::copy(const std::vector<Segment>& segments) {

@@ -41,6 +41,10 @@ class CachingAllocator {
 
 // Parallel memcpy over a list of segments: the calling thread and `threads - 1`
 // workers each take an equal share of the bytes; copy() returns when all are done.
+// With `streaming_stores` (x86-64) large shares are written with non-temporal stores:
+// a staging copy's destination is read next by a copy engine or by the user much
+// later, never by this core, so fetching its lines into the cache first (the read for
+// ownership of an ordinary store) only spends host memory bandwidth.
 class CopyTeam {
  public:
   struct Segment {
@@ -48,7 +52,7 @@ class CopyTeam {
     const void* src;
     std::size_t bytes;
   };
-  explicit CopyTeam(int threads);
+  explicit CopyTeam(int threads, bool streaming_stores = true);
   ~CopyTeam();
   CopyTeam(const CopyTeam&) = delete;
   CopyTeam& operator=(const CopyTeam&) = delete;
@@ -60,6 +64,7 @@ class CopyTeam {
   void work(int share);
 
   int shares_;
+  bool streaming_stores_;
   std::vector<std::thread> workers_;
   std::mutex mutex_;
   std::condition_variable wake_, done_;

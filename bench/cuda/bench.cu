@@ -24,11 +24,13 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "arena.hpp"
 #include "ew/ew.hpp"
-#include "kernels.cuh"
+#include "kernel_variants.cuh"
+#include "memory.hpp"
 #include "peers.hpp"
 
 namespace {
@@ -511,6 +513,22 @@ int main(int argc, char** argv) try {
         both_h2d_s.push_back(ms_h2d * 1e-3);
         both_d2h_s.push_back(ms_d2h * 1e-3);
         for (auto& ev : e) cudaEventDestroy(ev);
+      }
+    }
+    // The host side of the pageable path: the copy team's rate into and out of pinned
+    // memory, with ordinary and with streaming stores (the product uses streaming).
+    {
+      const int threads = int(std::max(1u, std::thread::hardware_concurrency()));
+      for (const bool streaming : {false, true}) {
+        k::CopyTeam team(threads, streaming);
+        const std::vector<k::CopyTeam::Segment> in = {{pa.data(), ha.data(), bytes}}, out = {{hc.data(), pc.data(), bytes}};
+        const double t_in = wall_seconds([&] { team.copy(in); }, 5), t_out = wall_seconds([&] { team.copy(out); }, 5);
+        std::printf("copy team, %d threads, %s stores: pageable to pinned %.1f GB/s, pinned to pageable %.1f GB/s\n",
+                    threads, streaming ? "streaming" : "ordinary", bytes / t_in / 1e9, bytes / t_out / 1e9);
+        csv.row(std::string("host,copy,bytes,29,team ") + (streaming ? "streaming" : "ordinary") + " in," +
+                std::to_string(t_in) + "," + std::to_string(bytes / t_in / 1e9) + ",");
+        csv.row(std::string("host,copy,bytes,29,team ") + (streaming ? "streaming" : "ordinary") + " out," +
+                std::to_string(t_out) + "," + std::to_string(bytes / t_out / 1e9) + ",");
       }
     }
     for (int r = 0; r < (quick ? 3 : 5); ++r)

@@ -1,7 +1,7 @@
 // The cuda backend's own edges: host-resident operands through the transfer pipeline
 // (pageable, pinned, device and managed in every combination, many chunks), a borrowed
 // stream, device selection, out-of-memory, caller-allocated and misaligned pointers,
-// 64-bit indexing, and the probe on machines without a driver.
+// 64-bit indexing, and the probe and the host copy team on machines without a driver.
 #include <cuda_runtime.h>
 
 #include <cmath>
@@ -9,6 +9,7 @@
 #include <cstring>
 #include <memory>
 
+#include "memory.hpp"
 #include "test_support.hpp"
 
 namespace ew::test {
@@ -19,6 +20,37 @@ bool cuda_runtime_sees_a_device() {
   const bool ok = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
   cudaGetLastError();
   return ok;
+}
+
+// The copy team that stages pageable memory (runs in CI: no GPU involved). Segments
+// start and end at every offset mod 16 and shares are large enough for streaming
+// stores; bytes around each destination must stay untouched.
+TEST(CudaCopyTeam, CopiesEverySegmentExactlyWithAndWithoutStreamingStores) {
+  constexpr std::size_t kGuard = 64;
+  auto& random = rng();
+  for (const bool streaming : {true, false})
+    for (const int threads : {1, 3, 4}) {
+      ew::detail::cuda::CopyTeam team(threads, streaming);
+      const std::size_t sizes[] = {(std::size_t(3) << 20) + 13, 1, 0, (std::size_t(1) << 20) + 7, 4095};
+      std::vector<std::vector<unsigned char>> src, dst;
+      std::vector<ew::detail::cuda::CopyTeam::Segment> segments;
+      for (std::size_t k = 0; k < std::size(sizes); ++k) {
+        const std::size_t src_off = random() % 16, dst_off = random() % 16;
+        src.emplace_back(sizes[k] + src_off);
+        for (auto& b : src.back()) b = static_cast<unsigned char>(random());
+        dst.emplace_back(sizes[k] + dst_off + 2 * kGuard, 0xA5);
+        segments.push_back({dst.back().data() + kGuard + dst_off, src.back().data() + src_off, sizes[k]});
+      }
+      team.copy(segments);
+      for (std::size_t k = 0; k < segments.size(); ++k) {
+        const auto* d = static_cast<const unsigned char*>(segments[k].dst);
+        EXPECT_EQ(std::memcmp(d, segments[k].src, sizes[k]), 0)
+            << "segment " << k << " (" << sizes[k] << " bytes), threads " << threads << ", streaming " << streaming;
+        for (const unsigned char* g = dst[k].data(); g < d; ++g) ASSERT_EQ(*g, 0xA5) << "written before segment " << k;
+        for (const unsigned char* g = d + sizes[k]; g < dst[k].data() + dst[k].size(); ++g)
+          ASSERT_EQ(*g, 0xA5) << "written after segment " << k;
+      }
+    }
 }
 
 // Runs in CI (label cpu): there cudaGetDeviceCount fails, and cuda must say so.
