@@ -138,12 +138,15 @@ std::vector<Target> make_targets(const std::vector<Backend>& requested, bool qui
       continue;
     }
     try {
-      ContextOptions opt;
-      if (gpu::query().usable) opt.stream = gpu::stream();
-      auto ctx = std::make_shared<Context>(b, opt);
+      auto ctx = std::make_shared<Context>(b);
       Target t;
       t.name = st.name;
       bool on_device = Buffer<float>(*ctx, 64).space() == MemorySpace::device;
+      if (on_device && gpu::query().usable) {  // GPU backends run on the probes' stream, so events time them
+        ContextOptions opt;
+        opt.stream = gpu::stream();
+        ctx = std::make_shared<Context>(b, opt);
+      }
       if (on_device && !gpu::query().usable) {
         skipped.push_back({st.name, "its memory is on a GPU that ew-roofline cannot use: " + gpu::query().why});
         continue;
