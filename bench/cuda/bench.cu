@@ -18,7 +18,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <functional>
@@ -168,53 +167,33 @@ std::vector<Policy> policies() {
           {"ring st pdl", &launch_policy<op, T, Engine::ring_store, 0, 0>, true}};
 }
 
-// Bench-only alternatives to the product's pinned pipeline, in its chunks over 2
-// streams with the same shrinking tail: the copy engines move every byte as in the
-// product (the control), or the inputs of a chunk arrive in one 2-D copy (two rows,
-// a and b, so one copy-engine operation instead of two); or the kernel itself reads
-// the inputs or writes the output over PCIe (pinned memory is mapped into the GPU's
-// address space); or one kernel does it all.
-enum class HostPath { copies, copies_2d, kernel_writes_host, kernel_reads_host, kernel_only };
+// Bench-only alternatives to the product's pinned pipeline, which moves every byte with
+// the copy engines: here the kernel itself reads the inputs or writes the output over
+// PCIe (pinned memory is mapped into the GPU's address space), in the product's chunks
+// over 2 streams with the same shrinking tail, or one kernel does it all.
+enum class HostPath { kernel_writes_host, kernel_reads_host, kernel_only };
 
 void run_host_path(HostPath path, std::size_t n, const float* a, const float* b, float* c, float* scratch,
-                   const cudaStream_t (&streams)[2], std::size_t chunk, int sm_count, std::size_t max_pitch) {
+                   const cudaStream_t (&streams)[2], std::size_t chunk, int sm_count) {
   auto add = &launch_policy<Op::add, float, Engine::vector, 0, 0>;
   if (path == HostPath::kernel_only) {
     add(n, a, b, c, 0, 0, streams[0], sm_count, false);
     check(cudaStreamSynchronize(streams[0]), "kernel over host memory");
     return;
   }
-  // The 2-D copy's rows start at the lower of a and b, a source pitch apart.
-  const float* low = std::min(a, b);
-  const std::size_t pitch = std::size_t(std::max(a, b) - low) * sizeof(float);
-  const bool two_d = path == HostPath::copies_2d;
-  if (two_d && (pitch < chunk * sizeof(float) || pitch > max_pitch))
-    throw std::runtime_error("2-D copy path: the inputs' distance is no valid pitch");
   const std::size_t smallest = std::max<std::size_t>(chunk / 16, 1);
   std::size_t i = 0;
   for (std::size_t offset = 0, count = 0; offset < n; offset += count, ++i) {
     const std::size_t left = n - offset;
     count = left >= 2 * chunk ? chunk : std::min(left, std::max(smallest, left / 2));
     const cudaStream_t st = streams[i % 2];
-    float* s0 = scratch + (i % 2) * 3 * chunk;
-    float *s1 = s0 + chunk, *sc = s1 + chunk;
+    float* sa = scratch + (i % 2) * 3 * chunk;
+    float *sb = sa + chunk, *sc = sb + chunk;
     const std::size_t bytes = count * sizeof(float);
-    if (path == HostPath::copies || path == HostPath::copies_2d) {
-      float *sa = s0, *sb = s1;
-      if (two_d) {
-        check(cudaMemcpy2DAsync(s0, chunk * sizeof(float), low + offset, pitch, bytes, 2, cudaMemcpyHostToDevice, st),
-              "memcpy 2D");
-        if (low == b) std::swap(sa, sb);
-      } else {
-        check(cudaMemcpyAsync(sa, a + offset, bytes, cudaMemcpyHostToDevice, st), "memcpy");
-        check(cudaMemcpyAsync(sb, b + offset, bytes, cudaMemcpyHostToDevice, st), "memcpy");
-      }
-      launch_policy<Op::add, float, Engine::bulk, 0, 0>(count, sa, sb, sc, 0, 0, st, sm_count, true);
-      check(cudaMemcpyAsync(c + offset, sc, bytes, cudaMemcpyDeviceToHost, st), "memcpy");
-    } else if (path == HostPath::kernel_writes_host) {
-      check(cudaMemcpyAsync(s0, a + offset, bytes, cudaMemcpyHostToDevice, st), "memcpy");
-      check(cudaMemcpyAsync(s1, b + offset, bytes, cudaMemcpyHostToDevice, st), "memcpy");
-      add(count, s0, s1, c + offset, 0, 0, st, sm_count, false);
+    if (path == HostPath::kernel_writes_host) {
+      check(cudaMemcpyAsync(sa, a + offset, bytes, cudaMemcpyHostToDevice, st), "memcpy");
+      check(cudaMemcpyAsync(sb, b + offset, bytes, cudaMemcpyHostToDevice, st), "memcpy");
+      add(count, sa, sb, c + offset, 0, 0, st, sm_count, false);
     } else {
       add(count, a + offset, b + offset, sc, 0, 0, st, sm_count, false);
       check(cudaMemcpyAsync(c + offset, sc, bytes, cudaMemcpyDeviceToHost, st), "memcpy");
@@ -483,19 +462,10 @@ int main(int argc, char** argv) try {
       const char* name;
       HostPath path;
     };
-    int max_pitch = 0;
-    check(cudaDeviceGetAttribute(&max_pitch, cudaDevAttrMaxPitch, ctx.device()), "attr");
-    std::vector<NamedPath> host_paths = {{"copy engines (the product's shape)", HostPath::copies},
-                                         {"H2D copies, kernel writes host", HostPath::kernel_writes_host},
-                                         {"kernel reads host, D2H copies", HostPath::kernel_reads_host},
-                                         {"one kernel reads and writes host", HostPath::kernel_only}};
+    const std::vector<NamedPath> host_paths = {{"H2D copies, kernel writes host", HostPath::kernel_writes_host},
+                                               {"kernel reads host, D2H copies", HostPath::kernel_reads_host},
+                                               {"one kernel reads and writes host", HostPath::kernel_only}};
     const std::size_t path_chunk = (std::size_t(16) << 20) / sizeof(float);
-    const std::size_t input_distance = std::size_t(std::abs(pb.data() - pa.data())) * sizeof(float);
-    if (input_distance >= path_chunk * sizeof(float) && input_distance <= std::size_t(max_pitch))
-      host_paths.insert(host_paths.begin() + 1, {"copy engines, inputs in one 2-D copy", HostPath::copies_2d});
-    else
-      std::printf("(no 2-D copy path: the inputs are %zu bytes apart, the largest pitch is %d)\n", input_distance,
-                  max_pitch);
     Buffer<float> path_scratch(ctx, 2 * 3 * path_chunk);
     cudaStream_t path_streams[2];
     for (cudaStream_t& st : path_streams) check(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), "stream");
@@ -522,7 +492,7 @@ int main(int argc, char** argv) try {
         std::memset(pc.data(), 0, bytes);
         host_path_s[v].push_back(timed([&] {
           run_host_path(host_paths[v].path, n, pa.data(), pb.data(), pc.data(), path_scratch.data(), path_streams,
-                        path_chunk, gpu.sm_count, std::size_t(max_pitch));
+                        path_chunk, gpu.sm_count);
         }));
         verify(pc.data(), host_paths[v].name);
       }
