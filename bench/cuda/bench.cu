@@ -10,9 +10,10 @@
 //   5. host-resident add of 512 MiB arrays: pinned vs the transfer floor, pageable vs
 //      the sequential cudaMemcpy-kernel-cudaMemcpy path.
 // Device timings use CUDA events on the context's stream: the median over batches of
-// back-to-back calls. Usage: ew-cuda-bench [--quick] [--tune] [--csv FILE]
+// back-to-back calls. Usage: ew-cuda-bench [--quick] [--tune] [--tiles] [--csv FILE]
 // (--tune: only sections 1, 3 and 5, at 2^24-2^28, with more batches: for comparing
-// policies and pipeline shapes in one short run).
+// policies and pipeline shapes in one short run; --tiles: only bulk-copy tile sizes
+// around cub's rule at 2^20-2^24).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -202,14 +203,26 @@ void run_host_path(HostPath path, std::size_t n, const float* a, const float* b,
   for (cudaStream_t st : streams) check(cudaStreamSynchronize(st), "host path");
 }
 
+// Tile sizes around cub's rule for the two-input ops (the rule gives 192 vectors for f32,
+// 256 for f64): half, double and four times, for `--tiles`.
+template <Op op, class T>
+std::vector<Policy> tile_policies() {
+  constexpr int rule = sizeof(T) == 4 ? 192 : 256;
+  return {{"bulk pdl", &launch_policy<op, T, Engine::bulk, 0, 0>, true},
+          {"tile/2 pdl", &launch_policy<op, T, Engine::bulk, rule / 2, 0>, true},
+          {"tile*2 pdl", &launch_policy<op, T, Engine::bulk, rule * 2, 0>, true},
+          {"tile*4 pdl", &launch_policy<op, T, Engine::bulk, rule * 4, 0>, true}};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) try {
-  bool quick = false, tune = false;
+  bool quick = false, tune = false, tiles = false;
   Csv csv;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--quick")) quick = true;
     else if (!std::strcmp(argv[i], "--tune")) tune = true;
+    else if (!std::strcmp(argv[i], "--tiles")) tune = tiles = true;
     else if (!std::strcmp(argv[i], "--csv") && i + 1 < argc) csv.file.open(argv[++i]);
   }
   csv.row("section,op,dtype,log2n,impl,seconds,gbs,ratio");
@@ -345,7 +358,8 @@ int main(int argc, char** argv) try {
       }
     }
   };
-  const std::vector<int> policy_logs = tune ? std::vector<int>{24, 26, 28} : logs;
+  const std::vector<int> policy_logs =
+      tiles ? std::vector<int>{20, 22, 24} : tune ? std::vector<int>{24, 26, 28} : logs;
   auto run_policies = [&](Op op, DType d, const std::vector<Policy>& list) {
     verify_policies(op, d, list);
     for (int lg : policy_logs) {
@@ -378,10 +392,21 @@ int main(int argc, char** argv) try {
       std::printf("\n");
     }
   };
-  {
+  if (!tiles) {
     std::printf("%-16s %6s %5s", "", "cub", "drift");
     for (const Policy& p : policies<Op::add, float>()) std::printf(" %17s", p.name);
     std::printf("\n");
+  }
+  if (tiles) {
+    std::printf("%-16s %6s %5s", "", "cub", "drift");
+    for (const Policy& p : tile_policies<Op::add, float>()) std::printf(" %17s", p.name);
+    std::printf("\n");
+    run_policies(Op::add, DType::f32, tile_policies<Op::add, float>());
+    run_policies(Op::add, DType::f64, tile_policies<Op::add, double>());
+    run_policies(Op::triad, DType::f64, tile_policies<Op::triad, double>());
+    run_policies(Op::axpy, DType::f64, tile_policies<Op::axpy, double>());
+    run_policies(Op::axpby, DType::f64, tile_policies<Op::axpby, double>());
+    return 0;
   }
   run_policies(Op::add, DType::f32, policies<Op::add, float>());
   run_policies(Op::add, DType::f64, policies<Op::add, double>());
