@@ -12,6 +12,7 @@
 
 #include "ew/error.hpp"
 #include "ew_internal/backend_impl.hpp"
+#include "expr.hpp"
 #include "kernels.hpp"
 #include "runtime.hpp"
 
@@ -89,6 +90,7 @@ MemorySpace classify(const void* p) {
 
 // Options that the running Kokkos cannot honour (its threads and GPU are fixed when it starts).
 void check_options(const ContextOptions& options) {
+  if (on_host) reject_device_options(options, "kokkos");
   const int threads = Exec().concurrency();
   if (on_host && options.threads > 0 && options.threads != threads)
     throw Error(Errc::invalid_argument, "ContextOptions::threads = " + std::to_string(options.threads) + ", but Kokkos " +
@@ -127,6 +129,10 @@ class KokkosBackend final : public BackendImpl {
       else
         kokkos::run<double>(exec_, c);
     });
+  }
+
+  void run_expr(const ExprCall& call) override {
+    guarded("parallel_for", [&] { kokkos::run_expr(exec_, call); });
   }
 
   void synchronize() override {

@@ -4,6 +4,7 @@
 
 #include "ew/error.hpp"
 #include "ew_internal/backend_impl.hpp"
+#include "expr.hpp"
 #include "kernels.hpp"
 
 namespace ew::detail {
@@ -18,6 +19,7 @@ class ScalarBackend final : public BackendImpl {
     else
       scalar::run<double>(call);
   }
+  void run_expr(const ExprCall& call) override { scalar::run_expr(call); }
   void synchronize() override {}
   bool accepts(MemorySpace space) const override { return space != MemorySpace::device; }
 };

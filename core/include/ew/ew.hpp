@@ -5,6 +5,7 @@
 #include "ew/buffer.hpp"
 #include "ew/context.hpp"
 #include "ew/error.hpp"
+#include "ew/expr.hpp"
 #include "ew/ops.hpp"
 #include "ew/span.hpp"
 #include "ew/types.hpp"

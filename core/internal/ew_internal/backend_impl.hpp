@@ -10,6 +10,7 @@
 #include <string>
 
 #include "ew/context.hpp"
+#include "ew/expr.hpp"
 #include "ew/ops.hpp"
 #include "ew/types.hpp"
 
@@ -31,10 +32,26 @@ struct OpCall {
   template <class T> T* out_as() const { return static_cast<T*>(out); }
 };
 
+struct Program;
+
+// One validated expression call: every operand checked as an OpCall's are; inputs the
+// program does not read are null; params already converted to their dtypes' values.
+struct ExprCall {
+  const Program* program;
+  std::size_t n;
+  const void* inputs[max_expr_inputs];
+  void* outputs[max_expr_outputs];
+  double params[max_expr_params];
+  MemorySpace input_space[max_expr_inputs];
+  MemorySpace output_space[max_expr_outputs];
+};
+
 class BackendImpl {
  public:
   virtual ~BackendImpl() = default;
   virtual void run(const OpCall& call) = 0;
+  // Expressions (ew/expr.hpp). A backend that cannot evaluate them here says why.
+  virtual void run_expr(const ExprCall& call);
   virtual void synchronize() = 0;
   // Whether operands may live in `space` (already classified, never `unknown`).
   virtual bool accepts(MemorySpace space) const = 0;

@@ -1,0 +1,118 @@
+#pragma once
+// A program evaluated over a block of consecutive elements, one instruction at a time
+// (numexpr's shape): every register is a short array that stays in L1, each
+// instruction one plain loop the compiler can vectorize, and intermediates never reach
+// memory. Each element goes through exactly the operations of element_eval.hpp, so the
+// bits are the scalar reference's. For host evaluators without SIMD code of their own
+// (Kokkos host spaces); Highway has its own vector evaluator.
+#include <cstddef>
+#include <cstdint>
+
+#include "ew_internal/element_eval.hpp"
+
+namespace ew::detail {
+
+// Register storage of one thread: `registers` rows of `block` elements of the widest dtype.
+template <int block>
+struct BlockRegisters {
+  static constexpr int max_registers = 32;
+  alignas(64) double row[max_registers][block];
+  static bool fits(const Program& p) { return p.registers <= max_registers; }
+};
+
+namespace block_eval {
+
+template <class T>
+inline void fill(T* r, T v, std::size_t count) {
+  for (std::size_t j = 0; j < count; ++j) r[j] = v;
+}
+
+template <class To, class From>
+inline void convert(To* r, const From* a, std::size_t count) {
+  for (std::size_t j = 0; j < count; ++j) r[j] = static_cast<To>(a[j]);
+}
+
+template <class T, class C>
+inline void select(T* r, const C* c, const T* a, const T* b, std::size_t count) {
+  for (std::size_t j = 0; j < count; ++j) r[j] = c[j] != C(0) ? a[j] : b[j];
+}
+
+template <class T>
+inline void apply(Opcode op, T* r, const T* a, const T* b, const T* c, std::size_t count) {
+  switch (op) {  // the common arithmetic as plain loops; the rest through the reference
+    case Opcode::add: for (std::size_t j = 0; j < count; ++j) r[j] = a[j] + b[j]; break;
+    case Opcode::sub: for (std::size_t j = 0; j < count; ++j) r[j] = a[j] - b[j]; break;
+    case Opcode::mul: for (std::size_t j = 0; j < count; ++j) r[j] = a[j] * b[j]; break;
+    case Opcode::div: for (std::size_t j = 0; j < count; ++j) r[j] = a[j] / b[j]; break;
+    case Opcode::neg: for (std::size_t j = 0; j < count; ++j) r[j] = -a[j]; break;
+    default: for (std::size_t j = 0; j < count; ++j) r[j] = apply_instr<T>(op, a[j], b[j], c[j]);
+  }
+}
+
+}  // namespace block_eval
+
+// Evaluates elements [begin, begin + count) of the call, count <= block.
+template <int block>
+void eval_block(const ExprCall& call, std::size_t begin, std::size_t count, BlockRegisters<block>& regs) {
+  const Program& p = *call.program;
+  const std::size_t size = p.code.size();
+  // Where each instruction's value is: a register row, or the input array itself.
+  const void* value[max_expr_nodes];
+  for (std::size_t k = 0; k < size; ++k) {
+    const Instr& in = p.code[k];
+    const bool f32 = in.dtype == DType::f32;
+    if (in.op == Opcode::input) {
+      value[k] = f32 ? static_cast<const void*>(static_cast<const float*>(call.inputs[in.slot]) + begin)
+                     : static_cast<const void*>(static_cast<const double*>(call.inputs[in.slot]) + begin);
+      continue;
+    }
+    void* r = regs.row[in.reg];
+    value[k] = r;
+    const void* a = value[in.arg[0]];
+    const void* b = arity(in.op) > 1 ? value[in.arg[1]] : a;
+    const void* c = arity(in.op) > 2 ? value[in.arg[2]] : a;
+    const bool a_f32 = p.code[in.arg[0]].dtype == DType::f32;
+    switch (in.op) {
+      case Opcode::param:
+      case Opcode::constant: {
+        const double v = in.op == Opcode::param ? call.params[in.slot] : in.value;
+        if (f32) block_eval::fill(static_cast<float*>(r), static_cast<float>(v), count);
+        else block_eval::fill(static_cast<double*>(r), v, count);
+        break;
+      }
+      case Opcode::cast:
+        if (f32 && !a_f32) block_eval::convert(static_cast<float*>(r), static_cast<const double*>(a), count);
+        else if (!f32 && a_f32) block_eval::convert(static_cast<double*>(r), static_cast<const float*>(a), count);
+        else if (f32) block_eval::convert(static_cast<float*>(r), static_cast<const float*>(a), count);
+        else block_eval::convert(static_cast<double*>(r), static_cast<const double*>(a), count);
+        break;
+      case Opcode::select:
+        if (f32) {
+          if (a_f32) block_eval::select(static_cast<float*>(r), static_cast<const float*>(a), static_cast<const float*>(b), static_cast<const float*>(c), count);
+          else block_eval::select(static_cast<float*>(r), static_cast<const double*>(a), static_cast<const float*>(b), static_cast<const float*>(c), count);
+        } else {
+          if (a_f32) block_eval::select(static_cast<double*>(r), static_cast<const float*>(a), static_cast<const double*>(b), static_cast<const double*>(c), count);
+          else block_eval::select(static_cast<double*>(r), static_cast<const double*>(a), static_cast<const double*>(b), static_cast<const double*>(c), count);
+        }
+        break;
+      default:
+        if (f32) block_eval::apply(in.op, static_cast<float*>(r), static_cast<const float*>(a), static_cast<const float*>(b), static_cast<const float*>(c), count);
+        else block_eval::apply(in.op, static_cast<double*>(r), static_cast<const double*>(a), static_cast<const double*>(b), static_cast<const double*>(c), count);
+    }
+  }
+  // Stores last: an output that is also an input has been read completely by now.
+  for (std::size_t k = 0; k < p.outputs.size(); ++k) {
+    const std::uint16_t o = p.outputs[k];
+    if (p.code[o].dtype == DType::f32) {
+      const float* v = static_cast<const float*>(value[o]);
+      float* out = static_cast<float*>(call.outputs[k]) + begin;
+      for (std::size_t j = 0; j < count; ++j) out[j] = v[j];
+    } else {
+      const double* v = static_cast<const double*>(value[o]);
+      double* out = static_cast<double*>(call.outputs[k]) + begin;
+      for (std::size_t j = 0; j < count; ++j) out[j] = v[j];
+    }
+  }
+}
+
+}  // namespace ew::detail
