@@ -13,6 +13,7 @@
 #include <cuda_runtime.h>
 
 #include "cuda_error.hpp"
+#include "fault_injection.hpp"
 #include "ew_internal/backend_impl.hpp"
 #include "kernels.hpp"
 #include "memory.hpp"
@@ -113,12 +114,16 @@ class CudaBackend final : public BackendImpl {
       if (is_host(c.a_space) || (c.b && is_host(c.b_space)) || is_host(c.out_space))
         pipeline().run(c, stream_, shape_);
       else
-        check(launch(c.op, c.dtype, c.n, c.a, c.b, c.out, c.s, c.t, shape_, stream_), "kernel launch");
+        check(fault_point(Step::kernel_launch,
+                          [&] { return launch(c.op, c.dtype, c.n, c.a, c.b, c.out, c.s, c.t, shape_, stream_); }),
+              "kernel launch");
     });
   }
 
   void synchronize() override {
-    guarded([&] { check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize"); });
+    guarded([&] {
+      check(fault_point(Step::sync, [&] { return cudaStreamSynchronize(stream_); }), "cudaStreamSynchronize");
+    });
   }
 
   bool accepts(MemorySpace) const override { return true; }

@@ -163,8 +163,8 @@ __global__ void __launch_bounds__(kThreads) stream_kernel(const StreamArgs<T> p)
   }
 }
 
-// The copy engine's instructions (sm_90+): bulk copies between global and shared
-// memory, completing on an mbarrier (loads) or in bulk groups (stores).
+// The copy engine's instructions (sm_90+) the product uses: bulk copies from global
+// into shared memory, completing on an mbarrier.
 namespace bulk {
 __device__ __forceinline__ unsigned shared_address(const void* p) {
   return static_cast<unsigned>(__cvta_generic_to_shared(p));
@@ -193,15 +193,6 @@ __device__ __forceinline__ void wait(unsigned bar, unsigned parity) {
         : "memory");
   } while (!done);
 }
-__device__ __forceinline__ void store(void* dst, unsigned src, unsigned bytes) {
-  asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(dst), "r"(src), "r"(bytes)
-               : "memory");
-  asm volatile("cp.async.bulk.commit_group;" ::: "memory");
-}
-// The shared memory of every committed store has been read (it may be reused).
-__device__ __forceinline__ void wait_stores_read() { asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory"); }
-// Every committed store is done.
-__device__ __forceinline__ void wait_stores() { asm volatile("cp.async.bulk.wait_group 0;" ::: "memory"); }
 }  // namespace bulk
 
 template <Op op>
@@ -213,30 +204,24 @@ __host__ __device__ constexpr std::size_t bulk_shared_bytes(int tile) {
   return bulk_inputs<op>() * std::size_t(tile) * 16;
 }
 
-// How a tile's results leave the block: plain stores, one element per thread per step
-// (a warp writes 128 contiguous bytes), or written into shared memory over the first
-// input's tile and sent with one bulk store.
-enum class TileStore { elements, bulk };
-
-// One tile of `count` vectors, already in shared memory at `tile_a` (and `tile_b`
-// for two-input ops): compute and store. Every thread of the block takes part.
-template <Op op, class T, TileStore store>
-__device__ __forceinline__ void finish_tile(const StreamArgs<T>& p, T* tile_a, const T* tile_b, std::uint64_t first,
-                                            int count) {
-  constexpr bool reads_b = ReadsB<op>::value;
-  T* out = p.out + p.head + first * Pack<T>::width;
-  const int elements = count * Pack<T>::width;
-  if constexpr (store == TileStore::elements) {
+// How a tile's results leave the block, a policy of bulk_kernel: `store` computes the
+// tile of `count` vectors already in shared memory at `tile_a` (and `tile_b` for
+// two-input ops) and writes it out, every thread of the block taking part; `finish`
+// (thread 0, before the block exits) waits for whatever `store` left in flight.
+// The product's policy stores elements: one per thread per step, so a warp writes 128
+// contiguous bytes. The benchmark brings policies of its own (bench/cuda).
+struct ElementStore {
+  template <Op op, class T>
+  static __device__ __forceinline__ void store(const StreamArgs<T>& p, T* tile_a, const T* tile_b,
+                                               std::uint64_t first, int count) {
+    constexpr bool reads_b = ReadsB<op>::value;
+    T* out = p.out + p.head + first * Pack<T>::width;
+    const int elements = count * Pack<T>::width;
     for (int i = threadIdx.x; i < elements; i += kThreads)
       out[i] = apply<op>(tile_a[i], reads_b ? tile_b[i] : T(0), p.s, p.t);
-  } else {
-    for (int i = threadIdx.x; i < elements; i += kThreads)
-      tile_a[i] = apply<op>(tile_a[i], reads_b ? tile_b[i] : T(0), p.s, p.t);
-    bulk::fence_to_copy_engine();
-    __syncthreads();
-    if (threadIdx.x == 0) bulk::store(out, bulk::shared_address(tile_a), unsigned(count) * 16);
   }
-}
+  static __device__ __forceinline__ void finish() {}
+};
 
 // The bulk-copy kernel (sm_90+, all operands 16-byte aligned past the head), in the
 // shape of cub::DeviceTransform's sm_90 path, which it matched or beat in every cell
@@ -246,9 +231,9 @@ __device__ __forceinline__ void finish_tile(const StreamArgs<T>& p, T* tile_a, c
 // computes and stores the tile. Tiles are sized for 48 KiB of input tiles in flight per
 // SM (bulk_tile_for): bigger tiles (8 KiB per input, up to 128 KiB in flight) and
 // evict-first or 16-byte stores were 0.5-3 % slower at 2^26-2^28 elements; bulk
-// stores (TileStore::bulk, kept for the benchmark) within 0.2 % of element stores.
+// stores (a store policy of the benchmark) within 0.2 % of element stores.
 // Tiles are independent: no block waits on another, so exact aliasing stays safe.
-template <Op op, class T, TileStore store = TileStore::elements>
+template <Op op, class T, class Store = ElementStore>
 __global__ void __launch_bounds__(kThreads) bulk_kernel(const StreamArgs<T> p, const int tile) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   constexpr bool reads_b = ReadsB<op>::value;
@@ -274,9 +259,9 @@ __global__ void __launch_bounds__(kThreads) bulk_kernel(const StreamArgs<T> p, c
   }
   __syncthreads();  // the barrier is initialized before anyone waits on it
   bulk::wait(bar, 0);
-  finish_tile<op, T, store>(p, reinterpret_cast<T*>(shared),
-                            reinterpret_cast<const T*>(shared + std::size_t(tile) * 16), first, count);
-  if (store == TileStore::bulk && threadIdx.x == 0) bulk::wait_stores();
+  Store::template store<op, T>(p, reinterpret_cast<T*>(shared),
+                               reinterpret_cast<const T*>(shared + std::size_t(tile) * 16), first, count);
+  if (threadIdx.x == 0) Store::finish();
 #endif
 }
 

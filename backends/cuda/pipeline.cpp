@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "cuda_error.hpp"
+#include "fault_injection.hpp"
 
 namespace ew::detail::cuda {
 
@@ -20,7 +21,7 @@ Residence residence(MemorySpace s) {
 }  // namespace
 
 HostPipeline::HostPipeline(std::size_t staging_bytes, int copy_threads)
-    : chunk_bytes_(staging_bytes / (kSlots * kArrays) / 256 * 256), copy_threads_(copy_threads) {
+    : chunk_bytes_(pipeline_chunk_bytes(staging_bytes)), copy_threads_(copy_threads) {
   for (Slot& s : slots_) {
     check(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags (pipeline)");
     check(cudaEventCreateWithFlags(&s.done, cudaEventDisableTiming), "cudaEventCreateWithFlags (pipeline)");
@@ -42,12 +43,16 @@ HostPipeline::~HostPipeline() {
 
 void HostPipeline::ensure_scratch() {
   for (Slot& s : slots_)
-    if (!s.scratch) check(cudaMalloc(&s.scratch, kArrays * chunk_bytes_), "cudaMalloc (pipeline scratch)");
+    if (!s.scratch)
+      check(fault_point(Step::scratch_alloc, [&] { return cudaMalloc(&s.scratch, kArrays * chunk_bytes_); }),
+            "cudaMalloc (pipeline device scratch)");
 }
 
 void HostPipeline::ensure_staging() {
   for (Slot& s : slots_)
-    if (!s.staging) check(cudaMallocHost(&s.staging, kArrays * chunk_bytes_), "cudaMallocHost (pipeline staging)");
+    if (!s.staging)
+      check(fault_point(Step::staging_alloc, [&] { return cudaMallocHost(&s.staging, kArrays * chunk_bytes_); }),
+            "cudaMallocHost (pipeline pinned staging)");
 }
 
 CopyTeam& HostPipeline::team() {
@@ -56,6 +61,27 @@ CopyTeam& HostPipeline::team() {
 }
 
 void HostPipeline::run(const OpCall& c, cudaStream_t main, LaunchShape& shape) {
+  try {
+    run_chunks(c, main, shape);
+  } catch (...) {
+    abandon();
+    throw;
+  }
+}
+
+// After a failure: whatever was enqueued before it runs to its end (or fails), so that
+// no copy into the caller's memory is in flight once the call has thrown, and the
+// slots start afresh. A sticky error stays with the device whatever this does.
+void HostPipeline::abandon() noexcept {
+  for (Slot& s : slots_) {
+    cudaStreamSynchronize(s.stream);
+    s.in_use = false;
+    s.pending_drain = false;
+  }
+  cudaGetLastError();
+}
+
+void HostPipeline::run_chunks(const OpCall& c, cudaStream_t main, LaunchShape& shape) {
   const std::size_t elem = size_of(c.dtype);
   const bool has_b = c.b != nullptr;
   // Operands 0: a, 1: b, 2: out. Identical pointers share one region (exact aliasing),
@@ -74,13 +100,15 @@ void HostPipeline::run(const OpCall& c, cudaStream_t main, LaunchShape& shape) {
   if (any_pageable) ensure_staging();
   const std::size_t chunk = chunk_bytes_ / elem;
 
-  for (Slot& s : slots_) s.pending_drain = false;  // left over only by a call that threw
-  check(cudaEventRecord(ready_, main), "cudaEventRecord (pipeline start)");
-  for (Slot& s : slots_) check(cudaStreamWaitEvent(s.stream, ready_, 0), "cudaStreamWaitEvent (pipeline start)");
+  check(fault_point(Step::order, [&] { return cudaEventRecord(ready_, main); }), "cudaEventRecord (pipeline start)");
+  for (Slot& s : slots_)
+    check(fault_point(Step::order, [&] { return cudaStreamWaitEvent(s.stream, ready_, 0); }),
+          "cudaStreamWaitEvent (pipeline start)");
 
   std::vector<CopyTeam::Segment> host_copies;
   auto drain = [&](Slot& s) {
-    check(cudaEventSynchronize(s.done), "pipeline chunk");
+    check(fault_point(Step::sync, [&] { return cudaEventSynchronize(s.done); }),
+          "cudaEventSynchronize (pipeline chunk before its pageable output is copied)");
     s.in_use = false;
     if (s.pending_drain)
       host_copies.push_back({static_cast<char*>(c.out) + s.drain_offset * elem, s.staging + 2 * chunk_bytes_,
@@ -88,16 +116,9 @@ void HostPipeline::run(const OpCall& c, cudaStream_t main, LaunchShape& shape) {
     s.pending_drain = false;
   };
 
-  // The last chunk's worth is cut in halves down to a 16th of a chunk, so the last
-  // kernel and device-to-host copy start soon after the last input lands.
-  const std::size_t smallest = std::max<std::size_t>(chunk / 16, 1);
-  auto next_count = [&](std::size_t left) {
-    if (left >= 2 * chunk) return chunk;
-    return std::min(left, std::max(smallest, left / 2));
-  };
   std::size_t chunks = 0;
   for (std::size_t offset = 0, count = 0; offset < c.n; offset += count, ++chunks) {
-    count = next_count(c.n - offset);
+    count = next_chunk_elements(c.n - offset, chunk);
     Slot& s = slots_[chunks % kSlots];
     const std::size_t bytes = count * elem;
     host_copies.clear();
@@ -122,20 +143,25 @@ void HostPipeline::run(const OpCall& c, cudaStream_t main, LaunchShape& shape) {
       if ((k == 1 && (!has_b || region[1] != 1)) || where[k] == Residence::device) continue;
       const char* src = where[k] == Residence::pinned ? static_cast<const char*>(user[k]) + offset * elem
                                                       : s.staging + k * chunk_bytes_;
-      check(cudaMemcpyAsync(operand[k], src, bytes, cudaMemcpyHostToDevice, s.stream), "cudaMemcpyAsync (pipeline H2D)");
+      check(fault_point(Step::host_to_device,
+                        [&] { return cudaMemcpyAsync(operand[k], src, bytes, cudaMemcpyHostToDevice, s.stream); }),
+            "cudaMemcpyAsync (pipeline host-to-device copy)");
     }
-    check(launch(c.op, c.dtype, count, operand[0], operand[1], operand[2], c.s, c.t, shape, s.stream),
+    check(fault_point(Step::kernel_launch,
+                      [&] { return launch(c.op, c.dtype, count, operand[0], operand[1], operand[2], c.s, c.t, shape, s.stream); }),
           "kernel launch (pipeline)");
     if (where[2] != Residence::device) {
       // A pageable output lands in its own staging region even when its scratch is an
       // input's: the next fill of this slot may then run beside its drain.
       char* dst = where[2] == Residence::pinned ? static_cast<char*>(c.out) + offset * elem
                                                 : s.staging + 2 * chunk_bytes_;
-      check(cudaMemcpyAsync(dst, operand[2], bytes, cudaMemcpyDeviceToHost, s.stream), "cudaMemcpyAsync (pipeline D2H)");
+      check(fault_point(Step::device_to_host,
+                        [&] { return cudaMemcpyAsync(dst, operand[2], bytes, cudaMemcpyDeviceToHost, s.stream); }),
+            "cudaMemcpyAsync (pipeline device-to-host copy)");
       s.pending_drain = where[2] == Residence::pageable;
       s.drain_offset = offset, s.drain_count = count;
     }
-    check(cudaEventRecord(s.done, s.stream), "cudaEventRecord (pipeline chunk)");
+    check(fault_point(Step::order, [&] { return cudaEventRecord(s.done, s.stream); }), "cudaEventRecord (pipeline chunk)");
     s.in_use = true;
   }
 
@@ -148,8 +174,9 @@ void HostPipeline::run(const OpCall& c, cudaStream_t main, LaunchShape& shape) {
     team().copy(host_copies);
   }
   for (Slot& s : slots_) {
-    check(cudaEventRecord(s.done, s.stream), "cudaEventRecord (pipeline end)");
-    check(cudaStreamWaitEvent(main, s.done, 0), "cudaStreamWaitEvent (pipeline end)");
+    check(fault_point(Step::order, [&] { return cudaEventRecord(s.done, s.stream); }), "cudaEventRecord (pipeline end)");
+    check(fault_point(Step::order, [&] { return cudaStreamWaitEvent(main, s.done, 0); }),
+          "cudaStreamWaitEvent (pipeline end)");
   }
 }
 

@@ -22,6 +22,28 @@ namespace ew::detail::cuda {
 inline constexpr std::size_t kDefaultStagingBytes = std::size_t(96) << 20;
 inline constexpr std::size_t kMinStagingBytes = std::size_t(4) << 10;
 
+// Two streams (slots): a third let more host-to-device copies run at once and cost 2 %
+// on pinned and 13 % on pageable 512 MiB arrays (H200, 2026-11-22).
+inline constexpr int kPipelineSlots = 2;
+inline constexpr int kPipelineArrays = 3;  // a, b, out
+
+// Bytes of one array's chunk: the staging holds kPipelineSlots slots of kPipelineArrays
+// such regions, each a multiple of 256 bytes.
+constexpr std::size_t pipeline_chunk_bytes(std::size_t staging_bytes) {
+  return staging_bytes / (kPipelineSlots * kPipelineArrays) / 256 * 256;
+}
+
+// The chunk rule, in elements, with `left` elements left (left > 0): whole chunks while
+// two or more chunks' worth is left, then halves down to a 16th of a chunk, so the last
+// kernel and device-to-host copy start soon after the last input lands. The benchmark's
+// alternative host paths (bench/cuda) cut their arrays by the same rule.
+constexpr std::size_t next_chunk_elements(std::size_t left, std::size_t chunk) {
+  const std::size_t smallest = chunk / 16 > 1 ? chunk / 16 : 1;
+  if (left >= 2 * chunk) return chunk;
+  const std::size_t half = left / 2 > smallest ? left / 2 : smallest;
+  return left < half ? left : half;
+}
+
 class HostPipeline {
  public:
   HostPipeline(std::size_t staging_bytes, int copy_threads);
@@ -35,10 +57,8 @@ class HostPipeline {
   void run(const OpCall& call, cudaStream_t main, LaunchShape& shape);
 
  private:
-  // Two streams: a third let more host-to-device copies run at once and cost 2 % on
-  // pinned and 13 % on pageable 512 MiB arrays (H200, 2026-11-22).
-  static constexpr int kSlots = 2;
-  static constexpr int kArrays = 3;  // a, b, out
+  static constexpr int kSlots = kPipelineSlots;
+  static constexpr int kArrays = kPipelineArrays;
   struct Slot {
     cudaStream_t stream = nullptr;
     cudaEvent_t done = nullptr;
@@ -48,6 +68,8 @@ class HostPipeline {
     bool in_use = false;
     std::size_t drain_offset = 0, drain_count = 0;
   };
+  void run_chunks(const OpCall& call, cudaStream_t main, LaunchShape& shape);
+  void abandon() noexcept;
   void ensure_scratch();
   void ensure_staging();
   CopyTeam& team();

@@ -26,13 +26,14 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "arena.hpp"
 #include "ew/ew.hpp"
 #include "kernel_variants.cuh"
-#include "memory.hpp"
 #include "peers.hpp"
+#include "pipeline.hpp"
 
 namespace {
 
@@ -129,13 +130,13 @@ void launch_policy(std::size_t n, const void* a, const void* b, void* out, doubl
   static int tile = fixed_tile;
   if (!tile) check(k::bulk_tile_for<op, T>(k::kBulkBytesInFlightPerSm, tile), "bulk tile");
   if constexpr (engine == Engine::bulk || engine == Engine::bulk_store) {
-    constexpr auto store = engine == Engine::bulk ? k::TileStore::elements : k::TileStore::bulk;
-    check(k::launch_kernel(k::bulk_kernel<op, T, store>, k::bulk_blocks(p.vectors, tile),
+    using Store = std::conditional_t<engine == Engine::bulk, k::ElementStore, k::BulkStore>;
+    check(k::launch_kernel(k::bulk_kernel<op, T, Store>, k::bulk_blocks(p.vectors, tile),
                            k::bulk_shared_bytes<op>(tile), stream, dependent_launch, p, tile),
           "bulk launch");
   } else {
-    constexpr auto store = engine == Engine::ring ? k::TileStore::elements : k::TileStore::bulk;
-    auto kernel = k::bulk_ring_kernel<op, T, 2, store>;
+    using Store = std::conditional_t<engine == Engine::ring, k::ElementStore, k::BulkStore>;
+    auto kernel = k::bulk_ring_kernel<op, T, 2, Store>;
     const std::size_t shared = 2 * k::bulk_shared_bytes<op>(tile);
     static int occupancy = 0;
     if (!occupancy) {
@@ -175,20 +176,18 @@ std::vector<Policy> policies() {
 enum class HostPath { kernel_writes_host, kernel_reads_host, kernel_only };
 
 void run_host_path(HostPath path, std::size_t n, const float* a, const float* b, float* c, float* scratch,
-                   const cudaStream_t (&streams)[2], std::size_t chunk, int sm_count) {
+                   const cudaStream_t (&streams)[k::kPipelineSlots], std::size_t chunk, int sm_count) {
   auto add = &launch_policy<Op::add, float, Engine::vector, 0, 0>;
   if (path == HostPath::kernel_only) {
     add(n, a, b, c, 0, 0, streams[0], sm_count, false);
     check(cudaStreamSynchronize(streams[0]), "kernel over host memory");
     return;
   }
-  const std::size_t smallest = std::max<std::size_t>(chunk / 16, 1);
   std::size_t i = 0;
   for (std::size_t offset = 0, count = 0; offset < n; offset += count, ++i) {
-    const std::size_t left = n - offset;
-    count = left >= 2 * chunk ? chunk : std::min(left, std::max(smallest, left / 2));
-    const cudaStream_t st = streams[i % 2];
-    float* sa = scratch + (i % 2) * 3 * chunk;
+    count = k::next_chunk_elements(n - offset, chunk);
+    const cudaStream_t st = streams[i % k::kPipelineSlots];
+    float* sa = scratch + (i % k::kPipelineSlots) * k::kPipelineArrays * chunk;
     float *sb = sa + chunk, *sc = sb + chunk;
     const std::size_t bytes = count * sizeof(float);
     if (path == HostPath::kernel_writes_host) {
@@ -490,9 +489,9 @@ int main(int argc, char** argv) try {
     const std::vector<NamedPath> host_paths = {{"H2D copies, kernel writes host", HostPath::kernel_writes_host},
                                                {"kernel reads host, D2H copies", HostPath::kernel_reads_host},
                                                {"one kernel reads and writes host", HostPath::kernel_only}};
-    const std::size_t path_chunk = (std::size_t(16) << 20) / sizeof(float);
-    Buffer<float> path_scratch(ctx, 2 * 3 * path_chunk);
-    cudaStream_t path_streams[2];
+    const std::size_t path_chunk = k::pipeline_chunk_bytes(k::kDefaultStagingBytes) / sizeof(float);
+    Buffer<float> path_scratch(ctx, k::kPipelineSlots * k::kPipelineArrays * path_chunk);
+    cudaStream_t path_streams[k::kPipelineSlots];
     for (cudaStream_t& st : path_streams) check(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), "stream");
     std::vector<std::vector<double>> host_path_s(host_paths.size());
     std::vector<double> both_h2d_s, both_d2h_s;

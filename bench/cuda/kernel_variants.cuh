@@ -1,10 +1,48 @@
 #pragma once
-// Kernels the benchmark compares with the product's and that the product does not use
-// (docs/performance/cuda.md, item 10, says why): built from the pieces of
-// backends/cuda/kernels.cuh.
+// Kernels and a store policy the benchmark compares with the product's and that the
+// product does not use (docs/performance/cuda.md, item 10, says why): built from the
+// pieces of backends/cuda/kernels.cuh, whose bulk_kernel takes the store policy.
+#include <type_traits>
+
 #include "kernels.cuh"
 
 namespace ew::detail::cuda {
+
+// The copy engine's bulk stores (sm_90+): shared to global memory, completing in bulk
+// groups.
+namespace bulk {
+__device__ __forceinline__ void store(void* dst, unsigned src, unsigned bytes) {
+  asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(dst), "r"(src), "r"(bytes)
+               : "memory");
+  asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+}
+// The shared memory of every committed store has been read (it may be reused).
+__device__ __forceinline__ void wait_stores_read() { asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory"); }
+// Every committed store is done.
+__device__ __forceinline__ void wait_stores() { asm volatile("cp.async.bulk.wait_group 0;" ::: "memory"); }
+}  // namespace bulk
+
+// A store policy of bulk_kernel (see ElementStore in kernels.cuh): results are written
+// into shared memory over the first input's tile and leave with one bulk store per
+// tile. Within 0.2 % of element stores (docs/performance/cuda.md), so the product
+// does not use it.
+struct BulkStore {
+  template <Op op, class T>
+  static __device__ __forceinline__ void store(const StreamArgs<T>& p, T* tile_a, const T* tile_b,
+                                               std::uint64_t first, int count) {
+    constexpr bool reads_b = ReadsB<op>::value;
+    T* out = p.out + p.head + first * Pack<T>::width;
+    const int elements = count * Pack<T>::width;
+    for (int i = threadIdx.x; i < elements; i += kThreads)
+      tile_a[i] = apply<op>(tile_a[i], reads_b ? tile_b[i] : T(0), p.s, p.t);
+    bulk::fence_to_copy_engine();
+    __syncthreads();
+    if (threadIdx.x == 0) bulk::store(out, bulk::shared_address(tile_a), unsigned(count) * 16);
+  }
+  // Before the tile's shared memory is refilled (thread 0).
+  static __device__ __forceinline__ void release() { bulk::wait_stores_read(); }
+  static __device__ __forceinline__ void finish() { bulk::wait_stores(); }
+};
 
 // The bulk-copy kernel as a persistent grid: each block walks the tiles a grid apart
 // through a ring of `Stages` shared-memory tiles, so the copy engine brings the next
@@ -12,7 +50,7 @@ namespace ew::detail::cuda {
 // 5-6 % slower than one tile per block at 2^24-2^28 on an H100 (2026-11-22).
 // A tile is written only after it was read and tiles are disjoint, so exact aliasing
 // stays safe.
-template <Op op, class T, int Stages, TileStore store>
+template <Op op, class T, int Stages, class Store>
 __global__ void __launch_bounds__(kThreads) bulk_ring_kernel(const StreamArgs<T> p, const int tile) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   constexpr bool reads_b = ReadsB<op>::value;
@@ -48,16 +86,16 @@ __global__ void __launch_bounds__(kThreads) bulk_ring_kernel(const StreamArgs<T>
     const int stage = int(k % Stages);
     bulk::wait(bulk::shared_address(&barriers[stage]), (k / Stages) & 1);
     unsigned char* at = shared + stage * stage_bytes;
-    finish_tile<op, T, store>(p, reinterpret_cast<T*>(at), reinterpret_cast<const T*>(at + std::size_t(tile) * 16),
-                              t * tile, count_of(t));
+    Store::template store<op, T>(p, reinterpret_cast<T*>(at), reinterpret_cast<const T*>(at + std::size_t(tile) * 16),
+                                 t * tile, count_of(t));
     __syncthreads();  // the whole block is done with this stage's tiles
     const std::uint64_t next = t + std::uint64_t(Stages) * gridDim.x;
     if (threadIdx.x == 0 && next < tiles) {
-      if (store == TileStore::bulk) bulk::wait_stores_read();
+      if constexpr (std::is_same_v<Store, BulkStore>) Store::release();
       fetch(next, stage);
     }
   }
-  if (store == TileStore::bulk && threadIdx.x == 0) bulk::wait_stores();
+  if (threadIdx.x == 0) Store::finish();
 #endif
 }
 
