@@ -1,6 +1,5 @@
 // The Highway backend: SIMD kernels chosen per CPU at run time (kernels.cc), spread
-// over the cores with OpenMP. Each thread takes one contiguous chunk whose bounds
-// fall on cache lines of the output, so no two threads ever write the same line.
+// over the cores by the CPU thread team (team.cpp).
 #include "backend.hpp"
 
 #include <omp.h>
@@ -8,12 +7,12 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdint>
 #include <fstream>
 #include <string>
 
 #include "ew_internal/backend_impl.hpp"
 #include "kernels.hpp"
+#include "team.hpp"
 
 namespace ew::detail {
 
@@ -48,42 +47,17 @@ std::size_t last_level_cache_bytes() {
   return std::size_t(32) << 20;
 }
 
-// Below this output size an OpenMP region costs more than the second core saves: the
-// crossover measured on a 2-core EPYC was 2^14 floats (see docs/performance/cpu.md).
-constexpr std::size_t default_parallel_bytes = std::size_t(64) << 10;
-
 // Read once, on first use: loading the library touches no sysfs.
 Tuning default_tuning() {
   static const std::size_t llc = last_level_cache_bytes();
-  return {llc, default_parallel_bytes};
+  return {llc, default_parallel_threshold_bytes};
 }
 
 std::atomic<std::size_t>& streaming_bytes() {
   static std::atomic<std::size_t> bytes{default_tuning().streaming_bytes};
   return bytes;
 }
-std::atomic<std::size_t> parallel_bytes{default_parallel_bytes};
 std::atomic<std::size_t> streamed{0};
-
-constexpr std::size_t cache_line = 64;
-
-// Thread `me` of `team` gets whole cache lines of the output; thread 0 also takes the
-// partial line before the first boundary and the last thread the partial line at the end.
-struct Piece {
-  std::size_t begin, end;
-};
-Piece piece(std::uintptr_t out, std::size_t element, std::size_t n, int me, int team) {
-  const std::size_t per_line = cache_line / element;
-  const std::size_t head = std::min(n, (cache_line - out % cache_line) % cache_line / element);
-  const std::size_t lines = (n - head) / per_line;
-  const std::size_t share = lines / team, extra = lines % team;
-  auto line_start = [&](std::size_t k) { return k * share + std::min(k, extra); };
-  const std::size_t k = static_cast<std::size_t>(me);
-  Piece p{head + line_start(k) * per_line, head + line_start(k + 1) * per_line};
-  if (me == 0) p.begin = 0;
-  if (me == team - 1) p.end = n;
-  return p;
-}
 
 template <class T>
 void run_typed(const OpCall& c, int threads) {
@@ -97,26 +71,18 @@ void run_typed(const OpCall& c, int threads) {
   const bool output_is_read = out == a || out == b;
   const bool stream = !output_is_read && c.n * sizeof(T) > streaming_bytes().load(std::memory_order_relaxed);
   if (stream) streamed.fetch_add(1, std::memory_order_relaxed);
-  if (threads == 1 || c.n * sizeof(T) < parallel_bytes.load(std::memory_order_relaxed)) {
-    run_chunk(c.op, c.n, a, b, out, s, t, stream);
-    return;
-  }
-#pragma omp parallel num_threads(threads)
-  {
-    const Piece p = piece(reinterpret_cast<std::uintptr_t>(out), sizeof(T), c.n, omp_get_thread_num(),
-                          omp_get_num_threads());
-    if (p.end > p.begin)
-      run_chunk(c.op, p.end - p.begin, a + p.begin, b ? b + p.begin : nullptr, out + p.begin, s, t, stream);
-  }
+  for_each_piece(threads, c.n, out, sizeof(T), [&](std::size_t begin, std::size_t end) {
+    run_chunk(c.op, end - begin, a + begin, b ? b + begin : nullptr, out + begin, s, t, stream);
+  });
 }
 
 }  // namespace
 
-Tuning tuning() { return {streaming_bytes().load(), parallel_bytes.load()}; }
+Tuning tuning() { return {streaming_bytes().load(), parallel_threshold_bytes()}; }
 
 void set_tuning(const Tuning& t) {
   streaming_bytes().store(t.streaming_bytes);
-  parallel_bytes.store(t.parallel_bytes);
+  set_parallel_threshold_bytes(t.parallel_bytes);
 }
 
 void reset_tuning() { set_tuning(default_tuning()); }
