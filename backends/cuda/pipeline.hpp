@@ -53,7 +53,9 @@ class HostPipeline {
 
   // Ordered after earlier work on `main`; later work on `main` waits for it. Returns
   // once every pageable output is written; pinned outputs are ready after a
-  // synchronize of `main`, as for any asynchronous op.
+  // synchronize of `main`, as for any asynchronous op. When a CUDA call fails it waits
+  // for what it had enqueued, then throws: no input was written, each output element
+  // holds its old value or its result, and the next call starts afresh (docs/gpu.md).
   void run(const OpCall& call, cudaStream_t main, LaunchShape& shape);
 
  private:

@@ -2,6 +2,11 @@
 // The operations. Each checks its arguments completely before anything is written
 // (sizes, null pointers, alignment, partial overlap, memory the backend cannot reach)
 // and throws ew::Error naming the offending argument. n = 0 is a no-op.
+// When the device fails after the checks (out_of_memory, device_error, device_fatal),
+// the inputs are untouched and the output is unspecified: after out_of_memory or
+// device_error each element holds its old value or its result, and the context stays
+// usable; a failed call leaves nothing running on the caller's host memory
+// (docs/gpu.md, "When CUDA fails during a call").
 #include "ew/context.hpp"
 #include "ew/ops.hpp"
 #include "ew/span.hpp"
