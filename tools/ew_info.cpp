@@ -1,5 +1,6 @@
 // ew-info: what this build of elementwise can do on this machine.
-// Exits non-zero, with the reason, when EW_BACKEND names an unknown or unusable backend.
+// Exits 2, with the reason, when EW_BACKEND names an unknown or unusable backend or
+// EW_DEVICE is not a device index.
 #include <cstdio>
 #include <cstdlib>
 

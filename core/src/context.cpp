@@ -1,4 +1,3 @@
-#include <cerrno>
 #include <climits>
 #include <cstdint>
 #include <cstdlib>
@@ -9,6 +8,7 @@
 #include "ew/buffer.hpp"
 #include "ew/context.hpp"
 #include "ew/error.hpp"
+#include "ew_internal/check.hpp"
 #include "ew_internal/registry.hpp"
 
 namespace ew {
@@ -34,16 +34,22 @@ void BackendImpl::copy_bytes(void* dst, const void* src, std::size_t bytes) {
   if (bytes) std::memcpy(dst, src, bytes);
 }
 
+// A buffer too large for the address space is one no allocator can give: out of memory,
+// like any other allocation that cannot be satisfied, with the same bound as an operand.
 void* allocate(Context& ctx, std::size_t n, std::size_t element_size, MemorySpace& where) {
-  if (n > SIZE_MAX / element_size)
+  BackendImpl& backend = checked_backend(ctx, "Buffer");
+  std::size_t bytes = 0;
+  try {
+    bytes = checked_bytes("Buffer", "size", n, element_size);
+  } catch (const Error&) {
     throw Error(Errc::out_of_memory, "a buffer of " + std::to_string(n) + " elements of " +
                                          std::to_string(element_size) + " bytes exceeds the address space");
-  const std::size_t bytes = n * element_size;
-  if (where == MemorySpace::unknown) where = ctx.impl().native_space();
-  if (!ctx.impl().accepts(where))
+  }
+  if (where == MemorySpace::unknown) where = backend.native_space();
+  if (!backend.accepts(where))
     throw Error(Errc::foreign_memory, std::string("the ") + ctx.backend_name() + " backend cannot use " +
                                           to_string(where) + " memory");
-  return ctx.impl().allocate(bytes, where);
+  return backend.allocate(bytes, where);
 }
 
 void deallocate(BackendImpl& backend, void* p, MemorySpace where) noexcept { backend.deallocate(p, where); }
@@ -64,11 +70,13 @@ int requested_device(const ContextOptions& options) {
   if (options.device >= 0) return options.device;
   const char* env = std::getenv("EW_DEVICE");
   if (!env || !*env) return -1;
-  char* end = nullptr;
-  errno = 0;
-  const long d = std::strtol(env, &end, 10);
-  if (*end || d < 0 || d > INT_MAX || errno == ERANGE)
-    throw Error(Errc::invalid_argument, "EW_DEVICE='" + std::string(env) + "' is not a device index");
+  long long d = 0;
+  for (const char* c = env; *c; ++c) {
+    if (*c < '0' || *c > '9' || (d = d * 10 + (*c - '0')) > INT_MAX)
+      throw Error(Errc::invalid_argument, "EW_DEVICE='" + std::string(env) +
+                                              "' is not a device index (accepted: a GPU index 0.." +
+                                              std::to_string(INT_MAX) + " in decimal digits, or unset)");
+  }
   return static_cast<int>(d);
 }
 
@@ -93,8 +101,10 @@ Context::~Context() = default;
 Context::Context(Context&&) noexcept = default;
 Context& Context::operator=(Context&&) noexcept = default;
 
-int Context::device() const { return impl_->device(); }
-void* Context::native_stream() const { return impl_->native_stream(); }
-void Context::synchronize() { impl_->synchronize(); }
+int Context::device() const { return detail::checked_backend(*this, "Context::device").device(); }
+void* Context::native_stream() const {
+  return detail::checked_backend(*this, "Context::native_stream").native_stream();
+}
+void Context::synchronize() { detail::checked_backend(*this, "Context::synchronize").synchronize(); }
 
 }  // namespace ew

@@ -6,6 +6,7 @@ const char* to_string(Errc code) noexcept {
   switch (code) {
     case Errc::invalid_argument: return "invalid_argument";
     case Errc::size_mismatch: return "size_mismatch";
+    case Errc::size_overflow: return "size_overflow";
     case Errc::null_pointer: return "null_pointer";
     case Errc::overlap: return "overlap";
     case Errc::misaligned: return "misaligned";

@@ -123,7 +123,10 @@ std::vector<BackendStatus> available_backends() { return detail::statuses(); }
 BackendStatus backend_status(Backend b) {
   for (const BackendStatus& s : detail::statuses())
     if (s.backend == b) return s;
-  throw Error(Errc::invalid_argument, "backend_status: 'auto' is not a backend; resolve it first");
+  if (b == Backend::automatic)
+    throw Error(Errc::invalid_argument, "backend_status: 'auto' is not a backend; resolve it first");
+  throw Error(Errc::unknown_backend, "Backend value " + std::to_string(static_cast<int>(b)) + " names no backend (" +
+                                         known_backends + ")");
 }
 
 Backend resolve_backend(Backend requested) {
@@ -139,6 +142,9 @@ Backend resolve_backend(Backend requested) {
       }
       origin = "requested by EW_BACKEND";
     }
+    // The environment chooses the device too: a malformed EW_DEVICE fails here, on every
+    // backend, rather than being ignored by those that run on the host.
+    detail::requested_device(ContextOptions{});
   }
   if (requested != Backend::automatic) {
     BackendStatus s = backend_status(requested);

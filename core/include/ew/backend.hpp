@@ -24,7 +24,8 @@ BackendStatus backend_status(Backend b);
 // The backend a context gets for `requested`: an explicit choice wins; `automatic`
 // consults EW_BACKEND, then takes the best usable backend. Asking (by argument or by
 // EW_BACKEND) for an unusable backend throws Error(backend_unavailable) with the
-// reason; an unknown EW_BACKEND value throws Error(unknown_backend). Never a fallback.
+// reason; an unknown EW_BACKEND value throws Error(unknown_backend), and for `automatic` a
+// malformed EW_DEVICE (not a decimal GPU index) throws Error(invalid_argument). Never a fallback.
 Backend resolve_backend(Backend requested = Backend::automatic);
 
 const char* version() noexcept;

@@ -48,14 +48,16 @@ class Buffer {
   MemorySpace space() const noexcept { return space_; }
   Span<T> span() const noexcept { return Span<T>(data_, size_, space_); }
 
-  // Blocking copies between this buffer and host memory of the same length.
+  // Blocking copies between this buffer and host memory of the same length. n * sizeof(T)
+  // cannot overflow: n equals the size the buffer was allocated with. An empty (or
+  // moved-from, backend-less) buffer copies nothing.
   void upload(const T* host, std::size_t n) {
     detail::check_transfer_size(size_, n, "Buffer::upload");
-    detail::copy_bytes(*backend_, data_, host, n * sizeof(T));
+    if (n) detail::copy_bytes(*backend_, data_, host, n * sizeof(T));
   }
   void download(T* host, std::size_t n) const {
     detail::check_transfer_size(size_, n, "Buffer::download");
-    detail::copy_bytes(*backend_, host, data_, n * sizeof(T));
+    if (n) detail::copy_bytes(*backend_, host, data_, n * sizeof(T));
   }
 
  private:

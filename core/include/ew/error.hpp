@@ -9,6 +9,7 @@ namespace ew {
 enum class Errc {
   invalid_argument,     // a value outside its domain (bad option, bad op for the arity, ...)
   size_mismatch,        // spans of one call differ in length
+  size_overflow,        // a size whose bytes do not fit in the address space, or a range that wraps past its end
   null_pointer,         // a null data pointer with n > 0
   overlap,              // an output partially overlaps an input (exact aliasing is fine)
   misaligned,           // a pointer not aligned to its element size

@@ -1,0 +1,87 @@
+#include "ew_internal/check.hpp"
+
+#include <cinttypes>
+#include <cstdio>
+#include <limits>
+#include <string>
+
+#include "ew/error.hpp"
+#include "ew_internal/registry.hpp"
+
+namespace ew::detail {
+
+namespace {
+
+constexpr std::size_t largest_object = static_cast<std::size_t>(std::numeric_limits<std::ptrdiff_t>::max());
+
+std::string where(const char* call, const char* operand) { return std::string(call) + ": " + operand; }
+
+std::string address(std::uintptr_t p) {
+  char text[2 + 16 + 1];
+  std::snprintf(text, sizeof text, "0x%" PRIxPTR, p);
+  return text;
+}
+
+std::string elements(std::size_t n, std::size_t element_size) {
+  return std::to_string(n) + " elements of " + std::to_string(element_size) + " bytes";
+}
+
+}  // namespace
+
+BackendImpl& checked_backend(const Context& ctx, const char* call) {
+  if (!ctx.shared_impl())
+    throw Error(Errc::invalid_argument,
+                std::string(call) + ": moved-from context (it may only be assigned to or destroyed)");
+  return ctx.impl();
+}
+
+void check_size(const char* call, const char* operand, std::size_t size, const char* reference,
+                std::size_t expected) {
+  if (size != expected)
+    throw Error(Errc::size_mismatch, where(call, operand) + " has " + std::to_string(size) + " elements, " +
+                                         reference + " " + std::to_string(expected));
+}
+
+std::size_t checked_bytes(const char* call, const char* operand, std::size_t n, std::size_t element_size) {
+  if (element_size == 0 || n > largest_object / element_size)
+    throw Error(Errc::size_overflow, where(call, operand) + " has " + elements(n, element_size) +
+                                         ": more bytes than the address space can hold (an object has at most " +
+                                         std::to_string(largest_object) + " bytes)");
+  return n * element_size;
+}
+
+ByteRange check_operand(const char* call, const char* operand, const void* p, std::size_t n,
+                        std::size_t element_size) {
+  if (n == 0) return {};
+  const auto begin = reinterpret_cast<std::uintptr_t>(p);
+  if (!p)
+    throw Error(Errc::null_pointer, where(call, operand) + " is null with n = " + std::to_string(n) + " > 0");
+  if (element_size == 0 || begin % element_size != 0)
+    throw Error(Errc::misaligned, where(call, operand) + " (" + address(begin) +
+                                      ") is not aligned to its element size (" + std::to_string(element_size) +
+                                      " bytes)");
+  const std::size_t bytes = checked_bytes(call, operand, n, element_size);
+  if (bytes > std::numeric_limits<std::uintptr_t>::max() - begin)
+    throw Error(Errc::size_overflow, where(call, operand) + ": " + elements(n, element_size) + " from " +
+                                         address(begin) + " run past the end of the address space");
+  return {begin, begin + bytes};
+}
+
+void check_overlap(const char* call, const char* input, ByteRange in, const char* output, ByteRange out) {
+  const bool same = in.begin == out.begin && in.end == out.end;
+  if (!same && in.begin < out.end && out.begin < in.end)
+    throw Error(Errc::overlap, where(call, input) + " partially overlaps the output " + output +
+                                   " (only exact aliasing, the same first element and length, is in place)");
+}
+
+MemorySpace check_memory_space(const Context& ctx, const char* call, const char* operand, const void* p,
+                               MemorySpace tagged) {
+  BackendImpl& backend = checked_backend(ctx, call);
+  const MemorySpace space = tagged != MemorySpace::unknown ? tagged : classify(p);
+  if (!backend.accepts(space))
+    throw Error(Errc::foreign_memory, where(call, operand) + " lives in " + to_string(space) + " memory, which the " +
+                                          ctx.backend_name() + " backend cannot access");
+  return space;
+}
+
+}  // namespace ew::detail
