@@ -120,6 +120,7 @@ Probe probe() {
 
 std::unique_ptr<BackendImpl> create(const ContextOptions& options) {
   reject_device_options(options, "highway");
+  highway::spin_window_microseconds();
   return std::make_unique<HighwayBackend>(options.threads);
 }
 

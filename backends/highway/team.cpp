@@ -1,12 +1,37 @@
-// The CPU thread team: one contiguous piece of the output per thread, piece bounds on
-// cache lines of the output, so no two threads ever write the same line.
+// The CPU thread team. Why it is not an OpenMP parallel region (docs/performance/cpu.md,
+// "Why calls collapsed"): a region hands every thread a fixed share and ends only when the
+// slowest thread has done its share. A thread that is not running (its core taken by another
+// process, or still waking from sleep) holds its share until the scheduler gives it a time
+// slice, ~4 ms, and the whole call waits: a 10 us call became a 4 ms one. Here the output is
+// cut into many small pieces that threads claim one at a time, the calling thread claims too,
+// and the call ends when every piece is done. A thread that is not running claims nothing, so
+// only a piece already started can hold a call back, and a piece takes microseconds.
+//
+// Workers spin for a short window after each call (a call that follows soon finds them
+// awake), then sleep, which gives their cores back to the scheduler, so that a preempted
+// thread of this process can move to a free core.
 #include "team.hpp"
 
-#include <omp.h>
+#include <pthread.h>
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
+#include "ew/error.hpp"
 
 namespace ew::detail::highway {
 
@@ -15,24 +40,189 @@ namespace {
 std::atomic<std::size_t> parallel_bytes{default_parallel_threshold_bytes};
 
 constexpr std::size_t cache_line = 64;
+// Pieces of output a thread claims at a time: large enough that a claim (one atomic
+// operation on a shared line) costs under 1 % of the piece, small enough that a piece is
+// a few microseconds and that a call has several pieces per thread to balance.
+constexpr std::size_t min_piece_bytes = std::size_t(16) << 10;
+constexpr std::size_t max_piece_bytes = std::size_t(256) << 10;
+constexpr std::size_t pieces_per_thread = 8;
 
-// Thread `me` of `team` gets whole cache lines of the output; thread 0 also takes the
-// partial line before the first boundary and the last thread the partial line at the end.
-struct Piece {
-  std::size_t begin, end;
-};
-Piece piece(std::uintptr_t out, std::size_t element, std::size_t n, int me, int team) {
-  const std::size_t per_line = std::max<std::size_t>(1, cache_line / element);
-  const std::size_t head = std::min(n, (cache_line - out % cache_line) % cache_line / element);
-  const std::size_t lines = (n - head) / per_line;
-  const std::size_t share = lines / team, extra = lines % team;
-  auto line_start = [&](std::size_t k) { return k * share + std::min(k, extra); };
-  const std::size_t k = static_cast<std::size_t>(me);
-  Piece p{head + line_start(k) * per_line, head + line_start(k + 1) * per_line};
-  if (me == 0) p.begin = 0;
-  if (me == team - 1) p.end = n;
-  return p;
+void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_pause();
+#else
+  std::this_thread::yield();
+#endif
 }
+
+using Clock = std::chrono::steady_clock;
+
+}  // namespace
+
+long spin_window_microseconds() {
+  static const long us = [] {
+    const char* text = std::getenv("EW_SPIN_US");
+    if (!text || !*text) return 200L;
+    char* end = nullptr;
+    const long v = std::strtol(text, &end, 10);
+    if (*end != '\0' || v < 0 || v > 1000000)
+      throw Error(Errc::invalid_argument, std::string("EW_SPIN_US='") + text +
+                                                   "' is not a number of microseconds (accepted: 0 to 1000000)");
+    return v;
+  }();
+  return us;
+}
+
+namespace {
+
+std::chrono::microseconds spin_window() { return std::chrono::microseconds(spin_window_microseconds()); }
+
+// One call's work. A worker reads it only after seeing its call number in `claim`, and uses
+// it only after a claim in that call succeeded, i.e. while the call is still running.
+struct Job {
+  std::atomic<PieceFunction> body{nullptr};
+  std::atomic<void*> context{nullptr};
+  std::atomic<std::size_t> n{0}, head{0}, piece{0};  // piece 0 is [0, head); piece k is head + (k-1)*piece
+  std::atomic<std::uint32_t> pieces{0};
+  std::atomic<int> workers{0};  // workers 1..workers-1 take part (the caller is worker 0)
+};
+
+class Team {
+ public:
+  // Never destroyed: worker threads may still be spinning when the process exits, and a
+  // process-wide team must outlive every static that calls it.
+  static Team& get() {
+    static Team* team = [] {
+      pthread_atfork(nullptr, nullptr, [] { instance() = nullptr; });  // a child has none of the threads
+      return new Team;
+    }();
+    (void)team;
+    if (!instance()) instance() = new Team;  // after fork: a fresh team (the parent's stays unused)
+    return *instance();
+  }
+
+  // False when the team is busy (another application thread's call, or a call from inside
+  // a piece): the caller then runs the work itself.
+  bool run(int threads, std::size_t n, std::uintptr_t out, std::size_t element, PieceFunction body,
+           void* context) {
+    std::unique_lock<std::mutex> own(busy_, std::try_to_lock);
+    if (!own.owns_lock()) return false;
+    spin_window();  // a malformed EW_SPIN_US throws here, before any thread starts
+    grow(threads - 1);
+
+    // Piece bounds on output lines: piece 0 ends at the first line boundary at or after
+    // `head` elements, every other piece is whole lines (the last one takes the remainder).
+    const std::size_t per_line = std::max<std::size_t>(1, cache_line / element);
+    const std::size_t head = std::min(n, (cache_line - out % cache_line) % cache_line / element);
+    const std::size_t lines = (n - head + per_line - 1) / per_line;
+    std::size_t piece_lines = lines / (static_cast<std::size_t>(threads) * pieces_per_thread);
+    piece_lines = std::clamp(piece_lines, min_piece_bytes / cache_line, max_piece_bytes / cache_line);
+    const std::size_t piece = piece_lines * per_line;
+    const std::size_t pieces = 1 + (n - head + piece - 1) / piece;
+
+    job_.body.store(body, std::memory_order_relaxed);
+    job_.context.store(context, std::memory_order_relaxed);
+    job_.n.store(n, std::memory_order_relaxed);
+    job_.head.store(head, std::memory_order_relaxed);
+    job_.piece.store(piece, std::memory_order_relaxed);
+    job_.pieces.store(static_cast<std::uint32_t>(pieces), std::memory_order_relaxed);
+    job_.workers.store(threads, std::memory_order_relaxed);
+    done_.store(0, std::memory_order_relaxed);
+    const std::uint64_t call = ++calls_;
+    claim_.store(call << 32, std::memory_order_seq_cst);  // publishes the job
+    if (sleepers_.load(std::memory_order_seq_cst) > 0) {
+      std::lock_guard<std::mutex> lock(sleep_);
+      wake_.notify_all();
+    }
+
+    work(call);
+    // The rest are pieces other threads have started: wait awake briefly, then let the
+    // scheduler run whichever of them sits preempted on this core.
+    const auto give_up_spinning = Clock::now() + std::chrono::microseconds(50);
+    for (unsigned k = 0; done_.load(std::memory_order_acquire) < pieces; ++k) {
+      if (k % 64 == 0 && Clock::now() > give_up_spinning)
+        std::this_thread::yield();
+      else
+        cpu_relax();
+    }
+    return true;
+  }
+
+ private:
+  Team() = default;
+  static Team*& instance() {
+    static Team* current = nullptr;
+    return current;
+  }
+
+  // Claims and runs pieces of call `call` until none is left. False if the call was over.
+  bool work(std::uint64_t call) {
+    std::uint64_t word = claim_.load(std::memory_order_acquire);
+    bool any = false;
+    for (;;) {
+      if (word >> 32 != call) return any;
+      const std::uint32_t k = static_cast<std::uint32_t>(word);
+      const std::uint32_t pieces = job_.pieces.load(std::memory_order_relaxed);
+      if (k >= pieces) return any;
+      // Job fields read before the claim are those of `call`: the next call rewrites them
+      // only after every piece of this one is done, and this piece is not yet claimed.
+      const PieceFunction body = job_.body.load(std::memory_order_relaxed);
+      void* const context = job_.context.load(std::memory_order_relaxed);
+      const std::size_t n = job_.n.load(std::memory_order_relaxed), head = job_.head.load(std::memory_order_relaxed),
+                        piece = job_.piece.load(std::memory_order_relaxed);
+      if (!claim_.compare_exchange_weak(word, word + 1, std::memory_order_acq_rel, std::memory_order_acquire))
+        continue;
+      const std::size_t begin = k == 0 ? 0 : std::min(n, head + (k - 1) * piece);
+      const std::size_t end = k == 0 ? head : std::min(n, head + k * piece);
+      if (end > begin) body(context, begin, end);
+      done_.fetch_add(1, std::memory_order_release);
+      any = true;
+      word = claim_.load(std::memory_order_acquire);
+    }
+  }
+
+  void grow(int wanted) {
+    while (static_cast<int>(threads_.size()) < wanted) {
+      const int index = static_cast<int>(threads_.size()) + 1;
+      threads_.emplace_back([this, index] { worker(index); });
+      threads_.back().detach();
+    }
+  }
+
+  void worker(int index) {
+    std::uint64_t seen = 0;
+    for (;;) {
+      // Wait for a call this worker has not seen: awake for the spin window, then asleep.
+      std::uint64_t call = claim_.load(std::memory_order_acquire) >> 32;
+      if (call == seen) {
+        const auto until = Clock::now() + spin_window();
+        for (unsigned k = 1; call == seen; ++k) {
+          cpu_relax();
+          call = claim_.load(std::memory_order_acquire) >> 32;
+          if (call == seen && k % 256 == 0 && Clock::now() > until) {
+            sleepers_.fetch_add(1, std::memory_order_seq_cst);
+            std::unique_lock<std::mutex> lock(sleep_);
+            wake_.wait(lock, [&] { return (claim_.load(std::memory_order_seq_cst) >> 32) != seen; });
+            sleepers_.fetch_sub(1, std::memory_order_relaxed);
+            call = claim_.load(std::memory_order_acquire) >> 32;
+          }
+        }
+      }
+      seen = call;
+      if (index < job_.workers.load(std::memory_order_relaxed)) work(call);
+    }
+  }
+
+  std::mutex busy_;  // one call at a time
+  std::vector<std::thread> threads_;
+  std::uint64_t calls_ = 0;
+  alignas(cache_line) std::atomic<std::uint64_t> claim_{0};  // call number << 32 | next piece
+  alignas(cache_line) std::atomic<std::uint32_t> done_{0};   // pieces finished in this call
+  alignas(cache_line) std::atomic<int> sleepers_{0};
+  Job job_;
+  std::mutex sleep_;
+  std::condition_variable wake_;
+};
 
 }  // namespace
 
@@ -42,16 +232,9 @@ void set_parallel_threshold_bytes(std::size_t bytes) { parallel_bytes.store(byte
 void for_each_piece_impl(int threads, std::size_t n, const void* out, std::size_t element_bytes,
                          PieceFunction body, void* context) {
   if (n == 0) return;
-  if (threads <= 1 || n * element_bytes < parallel_threshold_bytes()) {
+  if (threads <= 1 || n * element_bytes < parallel_threshold_bytes() ||
+      !Team::get().run(threads, n, reinterpret_cast<std::uintptr_t>(out), element_bytes, body, context))
     body(context, 0, n);
-    return;
-  }
-  const auto address = reinterpret_cast<std::uintptr_t>(out);
-#pragma omp parallel num_threads(threads)
-  {
-    const Piece p = piece(address, element_bytes, n, omp_get_thread_num(), omp_get_num_threads());
-    if (p.end > p.begin) body(context, p.begin, p.end);
-  }
 }
 
 }  // namespace ew::detail::highway

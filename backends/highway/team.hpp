@@ -15,10 +15,14 @@ using PieceFunction = void (*)(void* context, std::size_t begin, std::size_t end
 void for_each_piece_impl(int threads, std::size_t n, const void* out, std::size_t element_bytes,
                          PieceFunction body, void* context);
 
-// Runs body(begin, end) over [0, n) in contiguous pieces, one per thread of a team of
-// `threads`, with piece bounds on 64-byte lines of the output `out` (elements of
-// `element_bytes`), so no two threads write one line. Runs inline on the calling thread
-// when threads == 1 or n * element_bytes is below the parallel threshold.
+// Runs body(begin, end) over [0, n) in contiguous pieces, on a team of `threads` (the
+// calling thread and up to threads - 1 workers), with piece bounds on 64-byte lines of the
+// output `out` (elements of `element_bytes`), so no two threads write one line. Returns when
+// every piece is done. Runs inline on the calling thread when threads == 1, when
+// n * element_bytes is below the parallel threshold, or when the team is busy (a call from
+// another application thread, or from inside a body).
+// The pieces are claimed dynamically, several per thread (team.cpp says why): a body must
+// work on any sub-range, must not rely on which thread runs it, and must not throw.
 template <class Body>
 void for_each_piece(int threads, std::size_t n, const void* out, std::size_t element_bytes, Body&& body) {
   using Callable = std::remove_reference_t<Body>;
@@ -27,6 +31,11 @@ void for_each_piece(int threads, std::size_t n, const void* out, std::size_t ele
       [](void* context, std::size_t begin, std::size_t end) { (*static_cast<Callable*>(context))(begin, end); },
       const_cast<void*>(static_cast<const void*>(&body)));
 }
+
+// How long (microseconds) an idle worker stays awake for the next call: EW_SPIN_US, default
+// 200. Throws ew::Error naming EW_SPIN_US if it is malformed (the backend checks it when a
+// context is made, so a bad value fails there).
+long spin_window_microseconds();
 
 // Output size in bytes below which for_each_piece runs inline (a team costs more than
 // it saves there). Tests lower it to reach the threaded path with small arrays.

@@ -1,0 +1,97 @@
+// The CPU thread team (backends/highway/team.hpp): every index is run exactly once, piece
+// bounds fall on output cache lines, and the team stays correct with callers on several
+// application threads and calls from inside a piece.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdint>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "team.hpp"
+
+namespace hw = ew::detail::highway;
+
+namespace {
+
+struct LowThreshold {
+  LowThreshold() : saved(hw::parallel_threshold_bytes()) { hw::set_parallel_threshold_bytes(0); }
+  ~LowThreshold() { hw::set_parallel_threshold_bytes(saved); }
+  std::size_t saved;
+};
+
+// Runs for_each_piece over n elements of `element` bytes at `offset` bytes past a line and
+// checks coverage and bounds; returns how many pieces ran.
+std::size_t check_once(int threads, std::size_t n, std::size_t element, std::size_t offset) {
+  alignas(64) static unsigned char storage[64];
+  const auto base = reinterpret_cast<std::uintptr_t>(storage);
+  const void* out = reinterpret_cast<const void*>(base + offset);  // never dereferenced
+  std::vector<std::atomic<int>> hits(n);
+  for (auto& h : hits) h.store(0);
+  std::atomic<std::size_t> pieces{0}, bad_bounds{0};
+  hw::for_each_piece(threads, n, out, element, [&](std::size_t begin, std::size_t end) {
+    pieces.fetch_add(1);
+    for (std::size_t i = begin; i < end; ++i) hits[i].fetch_add(1);
+    auto on_line = [&](std::size_t i) { return i == 0 || i == n || (base + offset + i * element) % 64 == 0; };
+    if (!on_line(begin) || !on_line(end) || begin >= end) bad_bounds.fetch_add(1);
+  });
+  std::size_t wrong = 0;
+  for (auto& h : hits) wrong += h.load() != 1;
+  EXPECT_EQ(wrong, 0u) << "threads=" << threads << " n=" << n << " element=" << element << " offset=" << offset;
+  EXPECT_EQ(bad_bounds.load(), 0u) << "threads=" << threads << " n=" << n << " element=" << element
+                                   << " offset=" << offset;
+  return pieces.load();
+}
+
+TEST(Team, EveryIndexOnceAndBoundsOnLines) {
+  LowThreshold low;
+  std::mt19937 random(42);
+  std::size_t most_pieces = 0;
+  for (int threads : {1, 2, 3, 8})
+    for (std::size_t element : {4, 8})
+      for (int trial = 0; trial < 12; ++trial) {
+        const std::size_t n = std::uniform_int_distribution<std::size_t>(1, 300000)(random);
+        const std::size_t offset = element * std::uniform_int_distribution<std::size_t>(0, 64 / element - 1)(random);
+        most_pieces = std::max(most_pieces, check_once(threads, n, element, offset));
+      }
+  EXPECT_GT(most_pieces, 8u);  // the dynamic pieces were exercised, not one inline call
+}
+
+TEST(Team, BelowTheThresholdRunsInlineOnTheCaller) {
+  const std::size_t n = hw::parallel_threshold_bytes() / 4 - 1;
+  const auto caller = std::this_thread::get_id();
+  int calls = 0;
+  bool elsewhere = false;
+  hw::for_each_piece(4, n, nullptr, 4, [&](std::size_t begin, std::size_t end) {
+    ++calls;
+    elsewhere |= std::this_thread::get_id() != caller || begin != 0 || end != n;
+  });
+  EXPECT_EQ(calls, 1);
+  EXPECT_FALSE(elsewhere);
+}
+
+TEST(Team, ConcurrentCallersAndNestedCalls) {
+  LowThreshold low;
+  std::atomic<int> failures{0};
+  std::vector<std::thread> callers;
+  for (int c = 0; c < 4; ++c)
+    callers.emplace_back([&, c] {
+      for (int round = 0; round < 50; ++round) {
+        const std::size_t n = 20000 + 977 * static_cast<std::size_t>(c * 50 + round);
+        std::vector<std::atomic<int>> hits(n);
+        for (auto& h : hits) h.store(0);
+        hw::for_each_piece(3, n, nullptr, 4, [&](std::size_t begin, std::size_t end) {
+          // A call from inside a piece must not wait for the team it runs on.
+          hw::for_each_piece(3, end - begin, nullptr, 4, [&](std::size_t b, std::size_t e) {
+            for (std::size_t i = begin + b; i < begin + e; ++i) hits[i].fetch_add(1);
+          });
+        });
+        for (auto& h : hits) failures += h.load() != 1;
+      }
+    });
+  for (auto& t : callers) t.join();
+  EXPECT_EQ(failures.load(), 0);
+}
+
+}  // namespace
