@@ -108,7 +108,7 @@ void HostPipeline::run_chunks(const OpCall& c, cudaStream_t main, LaunchShape& s
   std::vector<CopyTeam::Segment> host_copies;
   auto drain = [&](Slot& s) {
     check(fault_point(Step::sync, [&] { return cudaEventSynchronize(s.done); }),
-          "cudaEventSynchronize (pipeline chunk before its pageable output is copied)");
+          "cudaEventSynchronize (pipeline chunk, before its staging is reused)");
     s.in_use = false;
     if (s.pending_drain)
       host_copies.push_back({static_cast<char*>(c.out) + s.drain_offset * elem, s.staging + 2 * chunk_bytes_,

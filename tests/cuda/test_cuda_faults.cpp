@@ -10,9 +10,11 @@
 // The failed calls never reach CUDA, so the sanitizers see no API error here.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "cuda_test_support.hpp"
 #include "fault_injection.hpp"
@@ -115,15 +117,43 @@ void every_step_fails_once(Op op, const Placement& where) {
     const long calls = run_with_fault<T>(op, where, sc, 0);
     if (calls == 0) continue;  // a step this placement does not take (staging for pinned operands)
     ++steps_seen;
-    for (long nth : {1L, (calls + 1) / 2, calls}) {
+    std::vector<long> which = {1, (calls + 1) / 2, calls};
+    which.erase(std::unique(which.begin(), which.end()), which.end());
+    for (long nth : which) {
       SCOPED_TRACE("call " + std::to_string(nth) + " of " + std::to_string(calls));
       run_with_fault<T>(op, where, sc, nth);
-      if (calls == 1) break;
     }
   }
   // Every placement above takes at least 6 of the 7 steps (pinned operands need no
   // staging, a device output no device-to-host copy).
   EXPECT_GE(steps_seen, 6);
+}
+
+// The fault points themselves (no GPU needed): only the armed call of the armed step
+// fails, and it does not run.
+TEST(CudaFaultPoints, OnlyTheNthCallOfTheArmedStepFails) {
+  int ran = 0;
+  auto call = [&] {
+    ++ran;
+    return cudaSuccess;
+  };
+  fault::arm(Step::device_to_host, 3, cudaErrorUnknown);
+  for (int i = 1; i <= 5; ++i) {
+    EXPECT_EQ(ew::detail::cuda::fault_point(Step::host_to_device, call), cudaSuccess);
+    EXPECT_EQ(ew::detail::cuda::fault_point(Step::device_to_host, call), i == 3 ? cudaErrorUnknown : cudaSuccess);
+    EXPECT_EQ(fault::fired(), i >= 3);
+  }
+  EXPECT_EQ(ran, 9);
+  EXPECT_EQ(fault::calls(Step::host_to_device), 5);
+  EXPECT_EQ(fault::calls(Step::device_to_host), 5);
+  fault::arm(Step::device_to_host, 0, cudaErrorUnknown);  // counts only
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(ew::detail::cuda::fault_point(Step::device_to_host, call), cudaSuccess);
+  EXPECT_FALSE(fault::fired());
+  EXPECT_EQ(fault::calls(Step::device_to_host), 4);
+  fault::arm(Step::sync, 1, cudaErrorUnknown);
+  fault::disarm();
+  EXPECT_EQ(ew::detail::cuda::fault_point(Step::sync, call), cudaSuccess);
+  EXPECT_FALSE(fault::fired());
 }
 
 TEST_F(CudaFaults, PinnedPipeline) {
