@@ -25,6 +25,14 @@
 #define EW_KOKKOS_STREAMING_STORES 1
 #endif
 
+// The library is built for baseline x86-64, where the fused ops' fma is a libm call per
+// element. Host chunks are also compiled for CPUs with the FMA instruction (and AVX, which
+// it implies) and that copy is chosen at run time: the same bits, fma is exactly rounded
+// either way. Not where the file is compiled as CUDA (a device-enabled Kokkos).
+#if (defined(__x86_64__) || defined(_M_X64)) && defined(__GNUC__) && !defined(__CUDACC__)
+#define EW_KOKKOS_FMA_CLONE 1
+#endif
+
 #include "ew/ops.hpp"
 #include "ew_internal/backend_impl.hpp"
 
@@ -146,15 +154,28 @@ struct HostKernel {
   UnmanagedView<T, MemorySpace> out;
   Index begin;  // first element on a cache-line boundary of the output
   Scalars<T> k;
+  bool fma_instruction = false;  // run the chunks compiled for CPUs with FMA
 
   void elements(Index from, Index to) const {
     for (Index i = from; i < to; ++i) out(i) = apply<op>(a(i), reads_b ? b(i) : T(0), k.s, k.t);
   }
 
   void operator()(Index c) const {
+#ifdef EW_KOKKOS_FMA_CLONE
+    if (fma_instruction) return run_chunk_fma(c);
+#endif
+    run_chunk(c);
+  }
+
+#ifdef EW_KOKKOS_FMA_CLONE
+  __attribute__((target("fma"))) void run_chunk_fma(Index c) const { run_chunk(c); }
+#endif
+
+  // Inlined into run_chunk_fma, where it is compiled with that function's instructions.
+  __attribute__((always_inline)) void run_chunk(Index c) const {
     const Index from = begin + c * chunk, to = std::min<Index>(from + chunk, static_cast<Index>(out.extent(0)));
     if constexpr (!streaming) {
-      elements(from, to);
+      for (Index i = from; i < to; ++i) out(i) = apply<op>(a(i), reads_b ? b(i) : T(0), k.s, k.t);
     } else {
 #ifdef EW_KOKKOS_STREAMING_STORES
       Index i = from;
@@ -164,7 +185,7 @@ struct HostKernel {
         for (Index l = 0; l < line; l += 16 / sizeof(T))
           _mm_stream_si128(reinterpret_cast<__m128i*>(&out(i + l)), _mm_load_si128(reinterpret_cast<const __m128i*>(r + l)));
       }
-      elements(i, to);
+      for (; i < to; ++i) out(i) = apply<op>(a(i), reads_b ? b(i) : T(0), k.s, k.t);
       _mm_sfence();  // streaming stores are weakly ordered: publish them before the iteration ends
 #else
       elements(from, to);  // run_host never asks for streaming here; stay correct if it does
@@ -185,6 +206,10 @@ void run_host_kernel(const Exec& exec, const OpCall& c) {
   if (reads_b) kernel.b = UnmanagedView<const T, Space>(c.b_as<T>(), n);
   const std::uintptr_t out_off = reinterpret_cast<std::uintptr_t>(c.out) % 64;
   kernel.begin = std::min<Index>(n, static_cast<Index>((64 - out_off) % 64 / sizeof(T)));
+#ifdef EW_KOKKOS_FMA_CLONE
+  static const bool cpu_has_fma = __builtin_cpu_supports("fma");
+  kernel.fma_instruction = cpu_has_fma;
+#endif
   kernel.elements(0, kernel.begin);
   const Index chunks = (n - kernel.begin + Kernel::chunk - 1) / Kernel::chunk;
   Kokkos::parallel_for("ew::kokkos::host", Kokkos::RangePolicy<Exec, Kokkos::IndexType<Index>>(exec, 0, chunks),
@@ -194,7 +219,11 @@ void run_host_kernel(const Exec& exec, const OpCall& c) {
 template <Op op, bool reads_b, class T, class Exec>
 void run_host(const Exec& exec, const OpCall& c) {
 #ifdef EW_KOKKOS_STREAMING_STORES
-  if (c.n * sizeof(T) >= streaming_bytes) return run_host_kernel<op, reads_b, true, T>(exec, c);
+  // An output that is also an input (axpy, axpby, in-place calls) is read anyway: streaming
+  // stores save no read-for-ownership there and evict the lines just loaded (measured
+  // 0.6x: axpy f32 at 2^20, 13.7 against 22 GB/s).
+  const bool output_is_read = c.out == c.a || c.out == c.b;
+  if (!output_is_read && c.n * sizeof(T) >= streaming_bytes) return run_host_kernel<op, reads_b, true, T>(exec, c);
 #endif
   run_host_kernel<op, reads_b, false, T>(exec, c);
 }

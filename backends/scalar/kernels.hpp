@@ -4,6 +4,14 @@
 #include "ew/ops.hpp"
 #include "ew_internal/backend_impl.hpp"
 
+// The library is built for baseline x86-64, where std::fma is a libm call per element
+// (a software emulation where the CPU lacks the instruction). A second copy of the loop is
+// compiled for CPUs with the FMA instruction and chosen at run time; it computes the same
+// bits (fma is exactly rounded everywhere, -ffp-contract=off still applies inside it).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__CUDACC__)
+#define EW_SCALAR_FMA_CLONE 1
+#endif
+
 namespace ew::detail::scalar {
 
 // A plain loop; -ffp-contract=off on the library keeps the compiler from fusing what
@@ -13,11 +21,28 @@ void loop(std::size_t n, const T* a, const T* b, T* out, T s, T t) {
   for (std::size_t i = 0; i < n; ++i) out[i] = apply<op>(a[i], b ? b[i] : T(0), s, t);
 }
 
+#ifdef EW_SCALAR_FMA_CLONE
+// The same loop where fused_multiply_add becomes one vfmadd instruction.
+template <Op op, class T>
+__attribute__((target("fma"))) void loop_fma(std::size_t n, const T* a, const T* b, T* out, T s, T t) {
+  for (std::size_t i = 0; i < n; ++i) out[i] = apply<op>(a[i], b ? b[i] : T(0), s, t);
+}
+
+inline bool cpu_has_fma() {
+  static const bool has = __builtin_cpu_supports("fma");
+  return has;
+}
+#endif
+
 template <class T>
 void run(const OpCall& c) {
   dispatch_op(c.op, [&](auto op) {
-    loop<decltype(op)::value, T>(c.n, c.a_as<T>(), c.b_as<T>(), c.out_as<T>(), static_cast<T>(c.s),
-                                 static_cast<T>(c.t));
+    constexpr Op k = decltype(op)::value;
+    const T s = static_cast<T>(c.s), t = static_cast<T>(c.t);
+#ifdef EW_SCALAR_FMA_CLONE
+    if (cpu_has_fma()) return loop_fma<k, T>(c.n, c.a_as<T>(), c.b_as<T>(), c.out_as<T>(), s, t);
+#endif
+    loop<k, T>(c.n, c.a_as<T>(), c.b_as<T>(), c.out_as<T>(), s, t);
   });
 }
 

@@ -143,6 +143,15 @@ void marker(std::ostream& s, double x, double y, const std::string& color, DType
       << "' stroke-width='1.6'/>\n";
 }
 
+// An unsteady point (Stats::unsteady): a red ring around its marker and, where given, a
+// whisker down to the bandwidth of its slowest batch, so the picture shows what the median hides.
+void unsteady_mark(std::ostream& s, double x, double y, double y_slowest) {
+  if (y_slowest > y)
+    s << "<line x1='" << x << "' y1='" << y << "' x2='" << x << "' y2='" << y_slowest
+      << "' stroke='#d62728' stroke-width='1.4'/>\n";
+  s << "<circle cx='" << x << "' cy='" << y << "' r='8' fill='none' stroke='#d62728' stroke-width='1.8'/>\n";
+}
+
 // A line clipped to the frame by sampling (ceilings are straight in log-log space).
 void segment(std::ostream& s, const Frame& f, double xa, double ya, double xb, double yb, const std::string& color,
              const char* dash, double width) {
@@ -271,6 +280,7 @@ void roofline_panel(std::ostream& s, const Report& r, Palette& pal, double x0, d
   for (const Point& p : points) {
     if (!f.inside(p.ai, p.gflops)) continue;
     marker(s, f.px(p.ai), f.py(p.gflops), pal.of(p.r->target, p.r->peer), p.r->dtype, !p.r->peer);
+    if (p.r->seconds.unsteady()) unsteady_mark(s, f.px(p.ai), f.py(p.gflops), 0);
   }
   for (const auto& [name, peer] : pal.order()) {
     double lx = f.x0 + f.w + 16;
@@ -280,6 +290,13 @@ void roofline_panel(std::ostream& s, const Report& r, Palette& pal, double x0, d
   }
   text(s, f.x0 + f.w + 16, label_y + 4, "circle f32, square f64; filled = library", "#555", 10);
   text(s, f.x0 + f.w + 16, label_y + 18, "copy (0 FLOP) only in its panel below", "#555", 10);
+  unsteady_mark(s, f.x0 + f.w + 29, label_y + 34, 0);
+  text(s, f.x0 + f.w + 48, label_y + 38,
+       "unsteady: slowest batch > " + num(unsteady_spread) + "x the median (" +
+           std::to_string(std::count_if(r.results.begin(), r.results.end(),
+                                        [](const Result& x) { return x.seconds.unsteady(); })) +
+           " points); whisker: its GB/s",
+       "#d62728", 10);
 }
 
 void bandwidth_panel(std::ostream& s, const Report& r, Palette& pal, Op op, double x0, double y0, double w, double h) {
@@ -325,7 +342,12 @@ void bandwidth_panel(std::ostream& s, const Report& r, Palette& pal, Op op, doub
       path << (i ? " L " : "M ") << f.px(std::log2(double(pts[i]->n))) << " " << f.py(pts[i]->gbps);
     s << "<path d='" << path.str() << "' fill='none' stroke='" << color << "' stroke-width='1.6'"
       << (first.dtype == DType::f64 ? " stroke-dasharray='5,3'" : "") << "/>\n";
-    for (const Result* p : pts) marker(s, f.px(std::log2(double(p->n))), f.py(p->gbps), color, p->dtype, !p->peer);
+    for (const Result* p : pts) {
+      const double x = f.px(std::log2(double(p->n))), y = f.py(p->gbps);
+      marker(s, x, y, color, p->dtype, !p->peer);
+      if (p->seconds.unsteady())
+        unsteady_mark(s, x, y, f.py(std::max(f.ymin, p->gbps * p->seconds.median / p->seconds.max)));
+    }
   }
 }
 

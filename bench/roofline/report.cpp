@@ -75,6 +75,7 @@ void print_table(const Report& r, std::FILE* out) {
                    c.spec_gbps);
   }
 
+  int unsteady = 0;
   std::fprintf(out, "\n%-22s %-4s %-6s %-5s %-6s %-5s %12s %13s %9s %7s %7s %9s\n", "backend", "dev", "op", "dtype", "n",
                "cache", "time", "spread", "GB/s", "%ceil", "%spec", "vs peer");
   for (const Result& x : r.results) {
@@ -82,14 +83,19 @@ void print_table(const Report& r, std::FILE* out) {
     if (name.size() > 22) name.resize(22);
     double spread_lo = 100.0 * (x.seconds.min / x.seconds.median - 1), spread_hi = 100.0 * (x.seconds.max / x.seconds.median - 1);
     std::string spread = fixed(spread_lo, 0) + "/+" + fixed(spread_hi, 0) + "%";
-    std::fprintf(out, "%-22s %-4s %-6s %-5s %-6s %-5s %12s %13s %9.1f %7s %7s %9s%s\n", name.c_str(), to_string(x.place),
+    if (x.seconds.unsteady()) ++unsteady;
+    std::fprintf(out, "%-22s %-4s %-6s %-5s %-6s %-5s %12s %13s %9.1f %7s %7s %9s%s%s\n", name.c_str(), to_string(x.place),
                  to_string(x.op), to_string(x.dtype), pretty_n(x.n).c_str(), to_string(x.cache),
                  duration(x.seconds.median).c_str(), spread.c_str(), x.gbps,
                  x.pct_of_measured_ceiling >= 0 ? fixed(x.pct_of_measured_ceiling, 1).c_str() : "-",
                  x.pct_of_spec >= 0 ? fixed(x.pct_of_spec, 1).c_str() : "-",
                  x.ratio_to_best_peer >= 0 ? (fixed(x.ratio_to_best_peer, 2) + "x").c_str() : "-",
-                 x.verified ? "" : "  (NOT VERIFIED)");
+                 x.verified ? "" : "  (NOT VERIFIED)",
+                 x.seconds.unsteady() ? ("  UNSTEADY: slowest batch " + fixed(x.seconds.spread(), 1) + "x the median").c_str()
+                                      : "");
   }
+  std::fprintf(out, "%d of %zu points unsteady (slowest batch over %.1fx the median)\n", unsteady, r.results.size(),
+               unsteady_spread);
 
   if (!r.intensity.empty()) {
     std::fprintf(out, "\nintensity probe (bench kernel, k FMAs per element: characterizes the device)\n");
@@ -187,6 +193,7 @@ class Json {
 
 void stats(Json& j, const Stats& s) {
   j.field("seconds", s.median).field("seconds_min", s.min).field("seconds_max", s.max).field("reps", s.reps);
+  j.field("spread", s.spread()).field("unsteady", s.unsteady());
 }
 
 const Machine::Backend* backend_named(const Machine& m, const char* name) {

@@ -20,10 +20,17 @@ constexpr const char* to_string(Place p) { return p == Place::host ? "cpu" : "gp
 enum class Cache { cold, warm };
 constexpr const char* to_string(Cache c) { return c == Cache::cold ? "cold" : "warm"; }
 
+// A point whose slowest batch took more than this many times its median is unsteady:
+// the table, the JSON and the picture mark it (a median hides a call that collapses in
+// some batches).
+constexpr double unsteady_spread = 1.5;
+
 // Seconds per call: median and extremes over `reps` timed batches.
 struct Stats {
   double median = 0, min = 0, max = 0;
   int reps = 0;
+  double spread() const { return median > 0 ? max / median : 0; }  // slowest batch / median
+  bool unsteady() const { return spread() > unsteady_spread; }
 };
 
 inline Stats summarize(std::vector<double> seconds) {

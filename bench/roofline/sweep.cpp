@@ -286,7 +286,11 @@ std::vector<Result> run_sweep(const Plan& plan, std::vector<Target>& targets, Pr
                   });
                 };
                 batch(1);  // warm-up
-                long calls = batch_for(batch(1), batch_seconds);
+                // The batch is sized from the fastest of a few single calls: one call that
+                // happened to wait for the scheduler would shrink every batch to one call.
+                double one = batch(1);
+                for (int extra = 0; extra < 2 && one < batch_seconds / 4; ++extra) one = std::min(one, batch(1));
+                long calls = batch_for(one, batch_seconds);
                 std::vector<double> per_call;
                 for (int rep = 0; rep < plan.reps; ++rep) per_call.push_back(batch(calls) / calls);
                 r.seconds = summarize(per_call);
