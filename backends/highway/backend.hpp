@@ -7,8 +7,8 @@ namespace ew::detail::highway {
 
 struct Tuning {
   // Outputs larger than this many bytes, unless also an input, are written with
-  // non-temporal stores. Default: the last-level cache size (sysfs, then sysconf,
-  // then 32 MiB).
+  // non-temporal stores. Default: an eighth of the last-level cache size (sysfs, then
+  // sysconf, then 32 MiB).
   std::size_t streaming_bytes;
   // Ops whose output is smaller than this many bytes run on the calling thread, with
   // no OpenMP region (whose start costs more than a second core saves on them).

@@ -19,6 +19,27 @@ std::string pretty_n(std::size_t n) {
   return std::to_string(n);
 }
 
+namespace {
+
+// The memory ceiling of an op's kind of traffic: the fastest ceiling kernel that moves
+// the same streams. copy and scale read one array and write another (copy kernels, with
+// or without streaming stores, and the highway backend's own copy); add, mul and triad
+// read two and write a third (triad kernels); axpy and axpby read and write one array in
+// place, with no read-for-ownership (the in-place update). 0 when no such kernel ran.
+double traffic_ceiling(const Ceilings& c, Op op) {
+  std::vector<std::string> prefixes;
+  if (op == Op::copy || op == Op::scale) prefixes = {"copy", "highway backend copy", "cudaMemcpy"};
+  else if (op == Op::axpy || op == Op::axpby) prefixes = {"update in place"};
+  else prefixes = {"triad"};
+  double best = 0;
+  for (const CeilingKernel& k : c.kernels)
+    for (const std::string& p : prefixes)
+      if (k.kind == "memory" && k.name.compare(0, p.size(), p) == 0) best = std::max(best, k.value);
+  return best;
+}
+
+}  // namespace
+
 void finalize(Report& r) {
   using Key = std::tuple<Place, Op, DType, std::size_t, Cache>;
   std::map<Key, const Result*> best;
@@ -31,6 +52,7 @@ void finalize(Report& r) {
     if (const Ceilings* c = r.ceilings_of(x.place)) {
       if (c->memory_gbps > 0) x.pct_of_measured_ceiling = 100.0 * x.gbps / c->memory_gbps;
       if (c->spec_gbps > 0) x.pct_of_spec = 100.0 * x.gbps / c->spec_gbps;
+      if (const double t = traffic_ceiling(*c, x.op); t > 0) x.pct_of_traffic_ceiling = 100.0 * x.gbps / t;
     }
     if (x.peer) continue;
     auto it = best.find(Key{x.place, x.op, x.dtype, x.n, x.cache});
@@ -76,18 +98,19 @@ void print_table(const Report& r, std::FILE* out) {
   }
 
   int unsteady = 0;
-  std::fprintf(out, "\n%-22s %-4s %-6s %-5s %-6s %-5s %12s %13s %9s %7s %7s %9s\n", "backend", "dev", "op", "dtype", "n",
-               "cache", "time", "spread", "GB/s", "%ceil", "%spec", "vs peer");
+  std::fprintf(out, "\n%-22s %-4s %-6s %-5s %-6s %-5s %12s %13s %9s %7s %7s %7s %9s\n", "backend", "dev", "op", "dtype",
+               "n", "cache", "time", "spread", "GB/s", "%ceil", "%traf", "%spec", "vs peer");
   for (const Result& x : r.results) {
     std::string name = x.peer ? "(peer) " + x.target : x.target;
     if (name.size() > 22) name.resize(22);
     double spread_lo = 100.0 * (x.seconds.min / x.seconds.median - 1), spread_hi = 100.0 * (x.seconds.max / x.seconds.median - 1);
     std::string spread = fixed(spread_lo, 0) + "/+" + fixed(spread_hi, 0) + "%";
     if (x.seconds.unsteady()) ++unsteady;
-    std::fprintf(out, "%-22s %-4s %-6s %-5s %-6s %-5s %12s %13s %9.1f %7s %7s %9s%s%s\n", name.c_str(), to_string(x.place),
+    std::fprintf(out, "%-22s %-4s %-6s %-5s %-6s %-5s %12s %13s %9.1f %7s %7s %7s %9s%s%s\n", name.c_str(), to_string(x.place),
                  to_string(x.op), to_string(x.dtype), pretty_n(x.n).c_str(), to_string(x.cache),
                  duration(x.seconds.median).c_str(), spread.c_str(), x.gbps,
                  x.pct_of_measured_ceiling >= 0 ? fixed(x.pct_of_measured_ceiling, 1).c_str() : "-",
+                 x.pct_of_traffic_ceiling >= 0 ? fixed(x.pct_of_traffic_ceiling, 1).c_str() : "-",
                  x.pct_of_spec >= 0 ? fixed(x.pct_of_spec, 1).c_str() : "-",
                  x.ratio_to_best_peer >= 0 ? (fixed(x.ratio_to_best_peer, 2) + "x").c_str() : "-",
                  x.verified ? "" : "  (NOT VERIFIED)",
@@ -273,6 +296,7 @@ void write_json(const Report& r, const std::string& path) {
     j.field("dtype", to_string(x.dtype)).field("n", x.n).field("cache", to_string(x.cache));
     stats(j, x.seconds);
     j.field("gbps", x.gbps).maybe("pct_of_measured_ceiling", x.pct_of_measured_ceiling).maybe("pct_of_spec", x.pct_of_spec);
+    j.maybe("pct_of_traffic_ceiling", x.pct_of_traffic_ceiling);
     j.maybe("ratio_to_best_peer", x.ratio_to_best_peer);
     j.field("best_peer", x.best_peer.empty() ? nullptr : x.best_peer.c_str()).field("verified", x.verified);
     j.end_object();
@@ -286,6 +310,7 @@ void write_json(const Report& r, const std::string& path) {
     j.field("dtype", to_string(x.dtype)).field("n", x.n).field("cache", to_string(x.cache));
     stats(j, x.seconds);
     j.field("gbps", x.gbps).maybe("pct_of_measured_ceiling", x.pct_of_measured_ceiling).maybe("pct_of_spec", x.pct_of_spec);
+    j.maybe("pct_of_traffic_ceiling", x.pct_of_traffic_ceiling);
     j.field("verified", x.verified).end_object();
   }
   j.end_array();

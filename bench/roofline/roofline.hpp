@@ -89,6 +89,8 @@ struct Result {
   bool verified = false;
   // Filled in after every target ran:
   double pct_of_measured_ceiling = -1, pct_of_spec = -1;  // -1: unknown
+  // Of the fastest ceiling kernel that moves the op's kind of traffic (see finalize()).
+  double pct_of_traffic_ceiling = -1;
   double ratio_to_best_peer = -1;
   std::string best_peer;
 };
