@@ -235,7 +235,11 @@ inline std::string run_and_compare(Context& ctx, const Kernel& k, const CallData
   for (std::size_t s = 0; s < c.inputs.size(); ++s) {
     if (!c.inputs[s].size() && n) continue;  // an unbound slot (the kernel does not read it)
     if (layout.input_share[s] >= 0) continue;
-    HostArray whole = random_array(fill, c.inputs[s].dtype, total);
+    // Random guards around the operand (random guards and poisoned ones both must survive).
+    HostArray whole(c.inputs[s].dtype, total);
+    const HostArray guards = random_array(fill, whole.dtype, 2 * guard + 3);
+    for (std::size_t i = 0; i < guard + layout.input_offset[s]; ++i) whole.set(i, guards.get(i));
+    for (std::size_t i = guard + layout.input_offset[s] + n; i < total; ++i) whole.set(i, guards.get(total - i));
     if (c.inputs[s].dtype == DType::f32)
       std::copy(c.inputs[s].f.begin(), c.inputs[s].f.end(), whole.f.begin() + guard + layout.input_offset[s]);
     else

@@ -42,7 +42,7 @@ CallData make_call(const Kernel& k, const GeneratedCase& g, std::size_t n, std::
                    std::vector<int>& same_data) {
   CallData c;
   c.n = n;
-  c.params = g.params;
+  c.params.assign(g.params.begin(), g.params.begin() + k.params());  // params past the last one read are not passed
   const std::set<int> read = slots_read(k);
   std::bernoulli_distribution coin(0.5), seldom(0.2);
   same_data.assign(k.inputs(), -1);
@@ -153,7 +153,8 @@ TEST_P(ExprLargest, ProgramOfMaxNodes) {
   for (int k = 1; nodes + 3 <= max_expr_nodes; ++k, nodes += 3) e = e * Expr(1.0 + k / 4096.0) + x;  // const, mul, add
   while (nodes < max_expr_nodes) e = -e, ++nodes;
   const Kernel k = compile({e});
-  ASSERT_EQ(std::count(k.str().begin(), k.str().end(), '\n'), max_expr_nodes + 1);  // + the "out" line
+  const std::string text = k.str();
+  ASSERT_EQ(std::count(text.begin(), text.end(), '\n'), max_expr_nodes + 1);  // + the "out" line
   std::mt19937_64 engine(rng()());
   CallData c;
   c.n = 4097;
