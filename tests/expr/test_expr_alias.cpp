@@ -61,7 +61,7 @@ TEST_P(ExprAliasing, InPlaceAndSharedInputs) {
     for (std::size_t s = 0; s < a.inputs.size(); ++s)
       c.inputs.push_back(a.input_share[s] >= 0 ? c.inputs[a.input_share[s]] : random_array(engine, a.inputs[s], n, 0.01));
     const std::vector<HostArray> want = reference_outputs(k, c);
-    for (int set = 0; set < 3; ++set) {
+    for (int set = n > 100000 ? 2 : 0; set < 3; ++set) {  // the large size once, with every operand shifted
       Layout l = Layout::offsets(set, c.inputs.size(), want.size());
       l.output_alias = a.output_alias;
       l.input_share = a.input_share;

@@ -29,9 +29,9 @@ std::uint64_t case_seed() {
 // walks the program per element; the suite also runs under sanitizers in CI).
 int cases_for(std::size_t n) {
   if (fixed_case_seed()) return 1;
-  if (n > 100000) return 2;
-  if (n > 300) return 10;
-  return 20;
+  if (n > 100000) return 4;
+  if (n > 300) return 30;
+  return 60;
 }
 
 // Data for every slot the kernel takes: slots it reads get random values (a few of them
