@@ -30,8 +30,9 @@ float silu_in_double(float x) {
   return static_cast<float>(xd / (1.0 + std::exp(-xd)));
 }
 
-// sigmoid within 4 ulp (the library's documented bound) and one rounding of the product.
-constexpr std::int64_t silu_ulps = 5;
+// sigmoid within 4 ulp (the library's bound), which can be 8 ulp of the product where the
+// two lie at opposite ends of their binades, and the product's own rounding.
+constexpr std::int64_t silu_ulps = 9;
 
 // Checks silu and axpy (s = 3) of x, y computed on `ctx` against double and the scalar backend.
 void check(Context& ctx, const Kernel& k, const std::vector<float>& x, const std::vector<float>& y,
