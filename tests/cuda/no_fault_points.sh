@@ -8,8 +8,10 @@ if ! "$nm" -C "$test_library" | grep -q 'cuda::fault::next'; then
   echo "no fault points found in $test_library: the pattern of this test is stale"
   exit 1
 fi
-if { "$nm" -C "$library"; "$nm" -C -D "$library"; } 2>/dev/null | grep 'cuda::fault::'; then
+symbols=$("$nm" -C "$library" 2>&1) || { echo "cannot read $library: $symbols"; exit 1; }
+dynamic=$("$nm" -C -D "$library" 2>&1) || { echo "cannot read $library: $dynamic"; exit 1; }
+if printf '%s\n%s\n' "$symbols" "$dynamic" | grep 'cuda::fault::'; then
   echo "fault points in $library"
   exit 1
 fi
-echo "no fault points in $library"
+echo "no fault points in $library ($(printf '%s\n' "$dynamic" | grep -c 'ew::') ew symbols)"
