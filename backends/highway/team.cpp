@@ -5,14 +5,18 @@
 // slice, ~4 ms, and the whole call waits: a 10 us call became a 4 ms one. Here the output is
 // cut into many small pieces that threads claim one at a time, the calling thread claims too,
 // and the call ends when every piece is done. A thread that is not running claims nothing, so
-// only a piece already started can hold a call back, and a piece takes microseconds.
+// only a piece already started can hold a call back, and a piece takes microseconds. Each
+// thread owns a share of the pieces that it takes first, the same share call after call, so
+// arrays that fit in the cores' caches stay where the previous call left them.
 //
 // Workers spin for a short window after each call (a call that follows soon finds them
 // awake), then sleep, which gives their cores back to the scheduler, so that a preempted
 // thread of this process can move to a free core.
 #include "team.hpp"
 
+#include <omp.h>
 #include <pthread.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <atomic>
@@ -77,15 +81,44 @@ namespace {
 
 std::chrono::microseconds spin_window() { return std::chrono::microseconds(spin_window_microseconds()); }
 
-// One call's work. A worker reads it only after seeing its call number in `claim`, and uses
-// it only after a claim in that call succeeded, i.e. while the call is still running.
+// One call's work. A worker reads it only after seeing the call's number published, and
+// uses it only after a claim in that call succeeded, i.e. while the call is still running.
 struct Job {
   std::atomic<PieceFunction> body{nullptr};
   std::atomic<void*> context{nullptr};
   std::atomic<std::size_t> n{0}, head{0}, piece{0};  // piece 0 is [0, head); piece k is head + (k-1)*piece
-  std::atomic<std::uint32_t> pieces{0};
-  std::atomic<int> workers{0};  // workers 1..workers-1 take part (the caller is worker 0)
+  std::atomic<std::uint32_t> pieces{0}, groups{0};
 };
+
+// The pieces of thread g's share, [g * pieces / groups, (g + 1) * pieces / groups): its owner
+// takes them first and in order, so a repeated call gives each thread the same part of the
+// arrays as the call before (still in its core's caches when they fit), like a static
+// OpenMP schedule; a thread that has finished its own share takes from the others'.
+struct alignas(64) Group {
+  std::atomic<std::uint64_t> next{0};  // call number << 32 | next piece of the share
+};
+
+// Threads beyond this many share the last groups' work (no machine here comes close).
+constexpr int max_groups = 1024;
+
+// The CPUs the workers may run on: the calling thread's, unless OpenMP bound that thread to
+// fewer CPUs than its places cover. (With OMP_PROC_BIND set, libgomp binds the initial
+// thread to one place when it loads, and threads started from it inherit that: a whole team
+// would share one core.)
+cpu_set_t worker_cpus() {
+  cpu_set_t mine;
+  CPU_ZERO(&mine);
+  if (sched_getaffinity(0, sizeof mine, &mine) != 0) return mine;
+  cpu_set_t places;
+  CPU_ZERO(&places);
+  for (int p = 0; p < omp_get_num_places(); ++p) {
+    std::vector<int> ids(static_cast<std::size_t>(std::max(0, omp_get_place_num_procs(p))));
+    omp_get_place_proc_ids(p, ids.data());
+    for (int id : ids)
+      if (id >= 0 && id < CPU_SETSIZE) CPU_SET(id, &places);
+  }
+  return CPU_COUNT(&places) > CPU_COUNT(&mine) ? places : mine;
+}
 
 class Team {
  public:
@@ -108,6 +141,7 @@ class Team {
     std::unique_lock<std::mutex> own(busy_, std::try_to_lock);
     if (!own.owns_lock()) return false;
     spin_window();  // a malformed EW_SPIN_US throws here, before any thread starts
+    threads = std::min(threads, max_groups);
     grow(threads - 1);
 
     // Piece bounds on output lines: piece 0 ends at the first line boundary at or after
@@ -120,22 +154,24 @@ class Team {
     const std::size_t piece = piece_lines * per_line;
     const std::size_t pieces = 1 + (n - head + piece - 1) / piece;
 
+    const std::uint64_t call = ++calls_;
     job_.body.store(body, std::memory_order_relaxed);
     job_.context.store(context, std::memory_order_relaxed);
     job_.n.store(n, std::memory_order_relaxed);
     job_.head.store(head, std::memory_order_relaxed);
     job_.piece.store(piece, std::memory_order_relaxed);
     job_.pieces.store(static_cast<std::uint32_t>(pieces), std::memory_order_relaxed);
-    job_.workers.store(threads, std::memory_order_relaxed);
+    job_.groups.store(static_cast<std::uint32_t>(threads), std::memory_order_relaxed);
+    for (int g = 0; g < threads; ++g)
+      groups_[g].next.store(call << 32 | share_begin(pieces, threads, g), std::memory_order_relaxed);
     done_.store(0, std::memory_order_relaxed);
-    const std::uint64_t call = ++calls_;
-    claim_.store(call << 32, std::memory_order_seq_cst);  // publishes the job
+    published_.store(call, std::memory_order_seq_cst);  // publishes all of the above
     if (sleepers_.load(std::memory_order_seq_cst) > 0) {
       std::lock_guard<std::mutex> lock(sleep_);
       wake_.notify_all();
     }
 
-    work(call);
+    work(call, 0);
     // The rest are pieces other threads have started: wait awake briefly, then let the
     // scheduler run whichever of them sits preempted on this core.
     const auto give_up_spinning = Clock::now() + std::chrono::microseconds(50);
@@ -155,36 +191,53 @@ class Team {
     return current;
   }
 
-  // Claims and runs pieces of call `call` until none is left. False if the call was over.
-  bool work(std::uint64_t call) {
-    std::uint64_t word = claim_.load(std::memory_order_acquire);
-    bool any = false;
-    for (;;) {
-      if (word >> 32 != call) return any;
-      const std::uint32_t k = static_cast<std::uint32_t>(word);
-      const std::uint32_t pieces = job_.pieces.load(std::memory_order_relaxed);
-      if (k >= pieces) return any;
-      // Job fields read before the claim are those of `call`: the next call rewrites them
-      // only after every piece of this one is done, and this piece is not yet claimed.
-      const PieceFunction body = job_.body.load(std::memory_order_relaxed);
-      void* const context = job_.context.load(std::memory_order_relaxed);
-      const std::size_t n = job_.n.load(std::memory_order_relaxed), head = job_.head.load(std::memory_order_relaxed),
-                        piece = job_.piece.load(std::memory_order_relaxed);
-      if (!claim_.compare_exchange_weak(word, word + 1, std::memory_order_acq_rel, std::memory_order_acquire))
-        continue;
-      const std::size_t begin = k == 0 ? 0 : std::min(n, head + (k - 1) * piece);
-      const std::size_t end = k == 0 ? head : std::min(n, head + k * piece);
-      if (end > begin) body(context, begin, end);
-      done_.fetch_add(1, std::memory_order_release);
-      any = true;
-      word = claim_.load(std::memory_order_acquire);
+  static std::uint64_t share_begin(std::size_t pieces, int groups, int g) {
+    return static_cast<std::uint64_t>(pieces) * static_cast<std::uint64_t>(g) / static_cast<std::uint64_t>(groups);
+  }
+
+  // Claims and runs pieces of call `call`, its own share (`me`) first, then the others'.
+  void work(std::uint64_t call, int me) {
+    std::uint32_t finished = 0;
+    const int groups = static_cast<int>(job_.groups.load(std::memory_order_relaxed));
+    for (int step = 0; step < groups; ++step) {
+      const int g = (me + step) % groups;
+      std::uint64_t word = groups_[g].next.load(std::memory_order_acquire);
+      for (;;) {
+        if (word >> 32 != call) {  // the call is over (this thread ran none of its pieces)
+          if (finished) done_.fetch_add(finished, std::memory_order_release);
+          return;
+        }
+        const std::uint32_t k = static_cast<std::uint32_t>(word);
+        // Job fields read before the claim are those of `call`: the next call rewrites them
+        // only after every piece of this one is done, and this piece is not yet claimed.
+        const std::size_t pieces = job_.pieces.load(std::memory_order_relaxed);
+        if (k >= share_begin(pieces, groups, g + 1)) break;
+        const PieceFunction body = job_.body.load(std::memory_order_relaxed);
+        void* const context = job_.context.load(std::memory_order_relaxed);
+        const std::size_t n = job_.n.load(std::memory_order_relaxed), head = job_.head.load(std::memory_order_relaxed),
+                          piece = job_.piece.load(std::memory_order_relaxed);
+        if (!groups_[g].next.compare_exchange_weak(word, word + 1, std::memory_order_acq_rel,
+                                                   std::memory_order_acquire))
+          continue;
+        const std::size_t begin = k == 0 ? 0 : std::min(n, head + (k - 1) * piece);
+        const std::size_t end = k == 0 ? head : std::min(n, head + k * piece);
+        if (end > begin) body(context, begin, end);
+        ++finished;
+        word = groups_[g].next.load(std::memory_order_acquire);
+      }
     }
+    if (finished) done_.fetch_add(finished, std::memory_order_release);
   }
 
   void grow(int wanted) {
+    if (static_cast<int>(threads_.size()) >= wanted) return;
+    const cpu_set_t cpus = worker_cpus();
     while (static_cast<int>(threads_.size()) < wanted) {
       const int index = static_cast<int>(threads_.size()) + 1;
-      threads_.emplace_back([this, index] { worker(index); });
+      threads_.emplace_back([this, index, cpus] {
+        if (CPU_COUNT(&cpus) > 0) pthread_setaffinity_np(pthread_self(), sizeof cpus, &cpus);
+        worker(index);
+      });
       threads_.back().detach();
     }
   }
@@ -193,33 +246,34 @@ class Team {
     std::uint64_t seen = 0;
     for (;;) {
       // Wait for a call this worker has not seen: awake for the spin window, then asleep.
-      std::uint64_t call = claim_.load(std::memory_order_acquire) >> 32;
+      std::uint64_t call = published_.load(std::memory_order_acquire);
       if (call == seen) {
         const auto until = Clock::now() + spin_window();
         for (unsigned k = 1; call == seen; ++k) {
           cpu_relax();
-          call = claim_.load(std::memory_order_acquire) >> 32;
+          call = published_.load(std::memory_order_acquire);
           if (call == seen && k % 256 == 0 && Clock::now() > until) {
             sleepers_.fetch_add(1, std::memory_order_seq_cst);
             std::unique_lock<std::mutex> lock(sleep_);
-            wake_.wait(lock, [&] { return (claim_.load(std::memory_order_seq_cst) >> 32) != seen; });
+            wake_.wait(lock, [&] { return published_.load(std::memory_order_seq_cst) != seen; });
             sleepers_.fetch_sub(1, std::memory_order_relaxed);
-            call = claim_.load(std::memory_order_acquire) >> 32;
+            call = published_.load(std::memory_order_acquire);
           }
         }
       }
       seen = call;
-      if (index < job_.workers.load(std::memory_order_relaxed)) work(call);
+      if (index < static_cast<int>(job_.groups.load(std::memory_order_relaxed))) work(call, index);
     }
   }
 
   std::mutex busy_;  // one call at a time
   std::vector<std::thread> threads_;
   std::uint64_t calls_ = 0;
-  alignas(cache_line) std::atomic<std::uint64_t> claim_{0};  // call number << 32 | next piece
-  alignas(cache_line) std::atomic<std::uint32_t> done_{0};   // pieces finished in this call
+  alignas(cache_line) std::atomic<std::uint64_t> published_{0};  // number of the latest call
+  alignas(cache_line) std::atomic<std::uint32_t> done_{0};       // pieces finished in this call
   alignas(cache_line) std::atomic<int> sleepers_{0};
   Job job_;
+  std::unique_ptr<Group[]> groups_{new Group[max_groups]};
   std::mutex sleep_;
   std::condition_variable wake_;
 };

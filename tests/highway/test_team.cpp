@@ -2,8 +2,11 @@
 // bounds fall on output cache lines, and the team stays correct with callers on several
 // application threads and calls from inside a piece.
 #include <gtest/gtest.h>
+#include <omp.h>
+#include <sched.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <random>
 #include <thread>
@@ -92,6 +95,30 @@ TEST(Team, ConcurrentCallersAndNestedCalls) {
     });
   for (auto& t : callers) t.join();
   EXPECT_EQ(failures.load(), 0);
+}
+
+int cpus_of_this_thread() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  return sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 0;
+}
+
+// Under OMP_PROC_BIND (ctest runs this suite once more with it set) libgomp binds the main
+// thread to one core at load; the team's workers must not inherit that single core.
+TEST(Team, WorkersRunOnEveryCpuOfTheProcess) {
+  if (omp_get_num_procs() < 2) GTEST_SKIP() << "one CPU";
+  LowThreshold low;
+  const auto caller = std::this_thread::get_id();
+  std::atomic<int> worker_cpus{0};
+  for (int attempt = 0; attempt < 1000 && worker_cpus.load() == 0; ++attempt)
+    hw::for_each_piece(2, 1 << 20, nullptr, 4, [&](std::size_t, std::size_t) {
+      if (std::this_thread::get_id() != caller)
+        worker_cpus.store(cpus_of_this_thread());
+      else
+        std::this_thread::sleep_for(std::chrono::microseconds(200));  // leaves the worker pieces to take
+    });
+  ASSERT_GT(worker_cpus.load(), 0) << "no worker ran a piece in 1000 calls";
+  EXPECT_GE(worker_cpus.load(), 2) << "the workers share one CPU (the caller's: " << cpus_of_this_thread() << ")";
 }
 
 }  // namespace
