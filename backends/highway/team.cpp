@@ -94,9 +94,13 @@ struct Job {
 // takes them first and in order, so a repeated call gives each thread the same part of the
 // arrays as the call before (still in its core's caches when they fit), like a static
 // OpenMP schedule; a thread that has finished its own share takes from the others'.
+// A thief takes from the back of a share, so that an owner that starts late loses the same
+// tail call after call, and the thief finds that tail in its own cache the next time.
 struct alignas(64) Group {
-  std::atomic<std::uint64_t> next{0};  // call number << 32 | next piece of the share
+  // call number << 32 | front << 16 | back: pieces [begin + front, begin + back) are unclaimed.
+  std::atomic<std::uint64_t> word{0};
 };
+constexpr std::size_t max_share = 0xFFFF;  // pieces in one share (16 bits each for front and back)
 
 // Threads beyond this many share the last groups' work (no machine here comes close).
 constexpr int max_groups = 1024;
@@ -151,6 +155,7 @@ class Team {
     const std::size_t lines = (n - head + per_line - 1) / per_line;
     std::size_t piece_lines = lines / (static_cast<std::size_t>(threads) * pieces_per_thread);
     piece_lines = std::clamp(piece_lines, min_piece_bytes / cache_line, max_piece_bytes / cache_line);
+    piece_lines = std::max(piece_lines, lines / (static_cast<std::size_t>(threads) * (max_share - 1)) + 1);
     const std::size_t piece = piece_lines * per_line;
     const std::size_t pieces = 1 + (n - head + piece - 1) / piece;
 
@@ -163,7 +168,8 @@ class Team {
     job_.pieces.store(static_cast<std::uint32_t>(pieces), std::memory_order_relaxed);
     job_.groups.store(static_cast<std::uint32_t>(threads), std::memory_order_relaxed);
     for (int g = 0; g < threads; ++g)
-      groups_[g].next.store(call << 32 | share_begin(pieces, threads, g), std::memory_order_relaxed);
+      groups_[g].word.store(call << 32 | (share_begin(pieces, threads, g + 1) - share_begin(pieces, threads, g)),
+                            std::memory_order_relaxed);
     done_.store(0, std::memory_order_relaxed);
     published_.store(call, std::memory_order_seq_cst);  // publishes all of the above
     if (sleepers_.load(std::memory_order_seq_cst) > 0) {
@@ -172,12 +178,13 @@ class Team {
     }
 
     work(call, 0);
-    // The rest are pieces other threads have started: wait awake briefly, then let the
-    // scheduler run whichever of them sits preempted on this core.
+    // The rest are pieces other threads have started: wait awake briefly, then sleep in
+    // short naps. A thread that sits preempted on a busy core waits for its time slice there
+    // (ms); a core that goes idle pulls it over at once, and yielding would keep this one busy.
     const auto give_up_spinning = Clock::now() + std::chrono::microseconds(50);
     for (unsigned k = 0; done_.load(std::memory_order_acquire) < pieces; ++k) {
       if (k % 64 == 0 && Clock::now() > give_up_spinning)
-        std::this_thread::yield();
+        std::this_thread::sleep_for(std::chrono::microseconds(10));
       else
         cpu_relax();
     }
@@ -195,35 +202,38 @@ class Team {
     return static_cast<std::uint64_t>(pieces) * static_cast<std::uint64_t>(g) / static_cast<std::uint64_t>(groups);
   }
 
-  // Claims and runs pieces of call `call`, its own share (`me`) first, then the others'.
+  // Claims and runs pieces of call `call`: its own share (`me`) from the front, then the
+  // others' from the back.
   void work(std::uint64_t call, int me) {
     std::uint32_t finished = 0;
     const int groups = static_cast<int>(job_.groups.load(std::memory_order_relaxed));
     for (int step = 0; step < groups; ++step) {
       const int g = (me + step) % groups;
-      std::uint64_t word = groups_[g].next.load(std::memory_order_acquire);
+      const bool own = step == 0;
+      std::uint64_t word = groups_[g].word.load(std::memory_order_acquire);
       for (;;) {
         if (word >> 32 != call) {  // the call is over (this thread ran none of its pieces)
           if (finished) done_.fetch_add(finished, std::memory_order_release);
           return;
         }
-        const std::uint32_t k = static_cast<std::uint32_t>(word);
+        const std::uint64_t front = word >> 16 & max_share, back = word & max_share;
+        if (front >= back) break;
         // Job fields read before the claim are those of `call`: the next call rewrites them
         // only after every piece of this one is done, and this piece is not yet claimed.
         const std::size_t pieces = job_.pieces.load(std::memory_order_relaxed);
-        if (k >= share_begin(pieces, groups, g + 1)) break;
+        const std::size_t k = share_begin(pieces, groups, g) + (own ? front : back - 1);
         const PieceFunction body = job_.body.load(std::memory_order_relaxed);
         void* const context = job_.context.load(std::memory_order_relaxed);
         const std::size_t n = job_.n.load(std::memory_order_relaxed), head = job_.head.load(std::memory_order_relaxed),
                           piece = job_.piece.load(std::memory_order_relaxed);
-        if (!groups_[g].next.compare_exchange_weak(word, word + 1, std::memory_order_acq_rel,
-                                                   std::memory_order_acquire))
+        const std::uint64_t claimed = own ? word + (std::uint64_t(1) << 16) : word - 1;
+        if (!groups_[g].word.compare_exchange_weak(word, claimed, std::memory_order_acq_rel, std::memory_order_acquire))
           continue;
         const std::size_t begin = k == 0 ? 0 : std::min(n, head + (k - 1) * piece);
         const std::size_t end = k == 0 ? head : std::min(n, head + k * piece);
         if (end > begin) body(context, begin, end);
         ++finished;
-        word = groups_[g].next.load(std::memory_order_acquire);
+        word = groups_[g].word.load(std::memory_order_acquire);
       }
     }
     if (finished) done_.fetch_add(finished, std::memory_order_release);
