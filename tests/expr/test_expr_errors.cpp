@@ -256,6 +256,15 @@ INSTANTIATE_TEST_SUITE_P(highway, ExprBadInput, testing::Values(Backend::highway
 INSTANTIATE_TEST_SUITE_P(kokkos, ExprBadInput, testing::Values(Backend::kokkos));
 INSTANTIATE_TEST_SUITE_P(cuda, ExprBadInput, testing::Values(Backend::cuda));
 
+// A DType value outside the enum (a cast integer, a corrupt value) is not silently read
+// as f64: placeholders and casts refuse it.
+TEST(ExprBadInput, DtypeOutsideTheEnum) {
+  const DType bogus = static_cast<DType>(7);
+  expect_error(Errc::invalid_argument, [&] { (void)input(0, bogus); }, "ew::input");
+  expect_error(Errc::invalid_argument, [&] { (void)param(0, bogus); }, "ew::param");
+  expect_error(Errc::invalid_argument, [&] { (void)cast(A, bogus); }, "ew::cast");
+}
+
 // The same kernel still works on the same arrays after every kind of rejection: a
 // rejected call leaves neither the Kernel nor the Context unusable.
 TEST(ExprBadInput, KernelAndContextStillWork) {
