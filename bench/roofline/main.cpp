@@ -135,13 +135,14 @@ int main(int argc, char** argv) {
   Options o;
   try {
     o = parse(argc, argv);
+    if (o.help) {
+      std::fputs(usage(), stdout);
+      return 0;
+    }
+    check_environment();
   } catch (const UsageError& e) {
-    std::fprintf(stderr, "ew-roofline: %s\n\n%s", e.what(), usage());
+    std::fprintf(stderr, "ew-roofline: %s\n", e.what());
     return 2;
-  }
-  if (o.help) {
-    std::fputs(usage(), stdout);
-    return 0;
   }
   try {
     return run(o);

@@ -28,8 +28,9 @@ struct Options {
   int repetitions() const { return reps > 0 ? reps : quick ? 3 : 7; }
 };
 
-// Throws UsageError naming the offending argument.
+// Throw UsageError naming the offending argument or variable, in one line.
 Options parse(int argc, char** argv);
+void check_environment();
 const char* usage();
 
 }  // namespace ew::roofline
