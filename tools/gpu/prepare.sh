@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # On the GPU machine: unpack .deps/*.deb into /opt/ewdeps (never into /), show the
 # GPU, and configure a build of the project for the GPU at hand in $1 (default
-# build-gpu) with any further CMake arguments. Usage from a `device` run:
-#   bash tools/device/prepare.sh build-gpu -DEW_ENABLE_KOKKOS=OFF && cmake --build build-gpu -j
+# build-gpu) with any further CMake arguments. .deps/ comes from tools/gpu/fetch_deps.sh,
+# run where the network is reachable. Usage, from the repository root on the GPU machine:
+#   bash tools/gpu/prepare.sh build-gpu -DEW_ENABLE_KOKKOS=OFF && cmake --build build-gpu -j
 set -euo pipefail
 build=${1:-build-gpu}
 shift || true
 mkdir -p /opt/ewdeps
+shopt -s nullglob  # no .deps/: the packages are installed already (scripts/setup.sh)
 for f in .deps/*.deb; do dpkg -x "$f" /opt/ewdeps; done
 export LD_LIBRARY_PATH=/opt/ewdeps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
 nvidia-smi --query-gpu=name,memory.total,clocks.max.memory,driver_version --format=csv,noheader || true
