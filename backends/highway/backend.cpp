@@ -11,6 +11,7 @@
 #include <string>
 
 #include "ew_internal/backend_impl.hpp"
+#include "expr.hpp"
 #include "kernels.hpp"
 #include "team.hpp"
 
@@ -110,6 +111,7 @@ class HighwayBackend final : public BackendImpl {
     else
       highway::run_typed<double>(call, threads_);
   }
+  void run_expr(const ExprCall& call) override { highway::run_expr(call, threads_); }
   void synchronize() override {}
   bool accepts(MemorySpace space) const override { return space != MemorySpace::device; }
 

@@ -1,0 +1,572 @@
+// The vectorized expression evaluator, compiled once per Highway target (see expr.cc).
+//
+// A register VM over the program of ew_internal/program.hpp, as numexpr: the output range
+// is cut into blocks of expr_block_elements, and each instruction runs as one vector loop
+// over the whole block, from its operands' registers (one block each, in a thread's own
+// register file, so intermediates stay in L1) into its own. Inputs are read from memory
+// where they are (LoadU: any element alignment); params, constants and whatever depends on
+// them alone are computed once per call by the scalar reference (a "uniform") and
+// broadcast with Set inside the loops. Outputs are stored after the block's last
+// instruction, so an output that is also an input is only written once the block has read
+// it. A block whose length is not a multiple of the vector length (a piece's tail, or the
+// head that aligns output 0 for streaming stores) first copies its inputs into padded
+// buffers: no masked or partial loads, which Highway 1.0.3 lacks (LoadN) or makes fault on
+// misaligned pointers (MaskedLoad on SSSE3/SSE4).
+//
+// Every operation rounds as element_eval.hpp does: the kit of math_kit-inl.h (fma is one
+// rounding everywhere, lane by lane through std::fma where the target has no FMA), the
+// library's exp, log, tanh, sigmoid, min, max and round on that kit, and exact conversions
+// (Highway's emulated f64 -> f32 DemoteTo clamps to +-FLT_MAX, so those targets convert
+// lane by lane as static_cast does).
+
+// Per-target include guard, as Highway's skeleton-inl.h.
+#if defined(EW_HIGHWAY_EXPR_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef EW_HIGHWAY_EXPR_INL_H_
+#undef EW_HIGHWAY_EXPR_INL_H_
+#else
+#define EW_HIGHWAY_EXPR_INL_H_
+#endif
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "ew/error.hpp"
+#include "ew_internal/backend_impl.hpp"
+#include "ew_internal/element_eval.hpp"
+#include "ew_internal/program.hpp"
+#include "expr.hpp"
+#include "hwy/cache_control.h"
+#include "hwy/highway.h"
+#include "math_kit-inl.h"
+#include "team.hpp"
+
+HWY_BEFORE_NAMESPACE();
+namespace ew::detail::highway {
+namespace HWY_NAMESPACE {
+
+namespace hn = hwy::HWY_NAMESPACE;
+
+namespace expr {
+
+constexpr std::size_t kBlock = expr_block_elements;
+constexpr std::size_t kRegisterBytes = kBlock * sizeof(double);
+
+// Where an instruction's value is: an input in memory, a register of the block, or one
+// value for every element.
+struct Source {
+  enum Kind : std::uint8_t { kUniform, kInput, kRegister };
+  Kind kind = kUniform;
+  std::uint16_t index = 0;  // input slot or register
+  Value value{};            // kUniform, in the instruction's dtype
+};
+
+// One block as the steps see it.
+struct Block {
+  const char* in[max_expr_inputs];  // the block's first element of each input read
+  char* registers;                  // the thread's register file
+  std::size_t count;                // elements to compute, a multiple of every lane count
+};
+
+struct Step;
+using StepFunction = void (*)(const Step&, const Block&);
+
+// One instruction that is not uniform. Operands past the arity are uniform zeros.
+struct Step {
+  StepFunction run;
+  std::uint16_t dst;  // register
+  Source src[3];
+};
+
+struct Output {
+  DType dtype;
+  Source src;
+  char* data;
+  bool stream;  // non-temporal stores where the block's address is vector-aligned
+};
+
+struct Plan {
+  std::vector<Source> sources;  // one per instruction
+  std::vector<Step> steps;
+  Output out[max_expr_outputs];
+  int outputs = 0;
+  const char* input_data[max_expr_inputs];
+  std::size_t input_bytes[max_expr_inputs];  // element size
+  int read_slot[max_expr_inputs];
+  int reads = 0;
+  int registers = 0;  // the program's plan and the copies of inputs that outputs overwrite
+  bool stream = false;
+};
+
+template <class T>
+HWY_INLINE T UniformValue(const Source& s) {
+  if constexpr (sizeof(T) == 4) return s.value.f;
+  else return s.value.d;
+}
+
+template <class T>
+HWY_INLINE const T* Address(const Source& s, const Block& b) {
+  if (s.kind == Source::kInput) return reinterpret_cast<const T*>(b.in[s.index]);
+  return reinterpret_cast<const T*>(b.registers + s.index * kRegisterBytes);
+}
+
+template <class T>
+HWY_INLINE T* RegisterAddress(std::uint16_t reg, const Block& b) {
+  return reinterpret_cast<T*>(b.registers + reg * kRegisterBytes);
+}
+
+// An operand inside a step's loop: loaded per vector, or broadcast once.
+template <class D, bool kUniform>
+struct Operand;
+template <class D>
+struct Operand<D, true> {
+  hn::Vec<D> v;
+  HWY_INLINE Operand(D d, const Source& s, const Block&) : v(hn::Set(d, UniformValue<hn::TFromD<D>>(s))) {}
+  HWY_INLINE hn::Vec<D> At(D, std::size_t) const { return v; }
+};
+template <class D>
+struct Operand<D, false> {
+  const hn::TFromD<D>* p;
+  HWY_INLINE Operand(D, const Source& s, const Block& b) : p(Address<hn::TFromD<D>>(s, b)) {}
+  HWY_INLINE hn::Vec<D> At(D d, std::size_t i) const { return hn::LoadU(d, p + i); }
+};
+
+constexpr int OperandCount(Opcode op) {
+  if (op == Opcode::input || op == Opcode::param || op == Opcode::constant) return 0;
+  if (op <= Opcode::sigmoid) return 1;
+  if (op <= Opcode::ne) return 2;
+  return 3;
+}
+
+// The vector twin of apply_instr (element_eval.hpp). A cast within one dtype is a copy.
+template <Opcode op, class D, class V>
+HWY_INLINE V Apply(D d, V a, [[maybe_unused]] V b, [[maybe_unused]] V c) {
+  using K = HighwayKit<D>;
+  namespace m = ew::math::HWY_NAMESPACE;
+  const auto truth = [d](hn::Mask<D> mask) { return hn::IfThenElseZero(mask, hn::Set(d, hn::TFromD<D>(1))); };
+  if constexpr (op == Opcode::cast) return a;
+  else if constexpr (op == Opcode::neg) return K::neg(a);
+  else if constexpr (op == Opcode::abs) return K::abs(a);
+  else if constexpr (op == Opcode::sqrt) return K::sqrt(a);
+  else if constexpr (op == Opcode::floor) return K::floor(a);
+  else if constexpr (op == Opcode::ceil) return K::ceil(a);
+  else if constexpr (op == Opcode::trunc) return K::trunc(a);
+  else if constexpr (op == Opcode::round) return m::round<K>(a);
+  else if constexpr (op == Opcode::exp) return m::exp<K>(a);
+  else if constexpr (op == Opcode::log) return m::log<K>(a);
+  else if constexpr (op == Opcode::tanh) return m::tanh<K>(a);
+  else if constexpr (op == Opcode::sigmoid) return m::sigmoid<K>(a);
+  else if constexpr (op == Opcode::add) return K::add(a, b);
+  else if constexpr (op == Opcode::sub) return K::sub(a, b);
+  else if constexpr (op == Opcode::mul) return K::mul(a, b);
+  else if constexpr (op == Opcode::div) return K::div(a, b);
+  else if constexpr (op == Opcode::min) return m::min<K>(a, b);
+  else if constexpr (op == Opcode::max) return m::max<K>(a, b);
+  else if constexpr (op == Opcode::lt) return truth(K::lt(a, b));
+  else if constexpr (op == Opcode::le) return truth(K::le(a, b));
+  else if constexpr (op == Opcode::gt) return truth(K::gt(a, b));
+  else if constexpr (op == Opcode::ge) return truth(K::ge(a, b));
+  else if constexpr (op == Opcode::eq) return truth(K::eq(a, b));
+  else if constexpr (op == Opcode::ne) return truth(K::ne(a, b));
+  else if constexpr (op == Opcode::fma) return K::fma(a, b, c);
+  else return K::select(K::ne(a, hn::Zero(d)), b, c);  // select: a NaN condition is != 0
+}
+
+// An instruction whose operands all have its dtype (select's condition included).
+// Bit k of kUniform: operand k is broadcast.
+template <Opcode op, class D, unsigned kUniform>
+void RunSameType(const Step& s, const Block& b) {
+  using T = hn::TFromD<D>;
+  const D d;
+  const std::size_t N = hn::Lanes(d);
+  const Operand<D, (kUniform & 1) != 0> x(d, s.src[0], b);
+  const Operand<D, (kUniform & 2) != 0> y(d, s.src[1], b);
+  const Operand<D, (kUniform & 4) != 0> z(d, s.src[2], b);
+  T* HWY_RESTRICT out = RegisterAddress<T>(s.dst, b);
+  for (std::size_t i = 0; i < b.count; i += N) hn::Store(Apply<op>(d, x.At(d, i), y.At(d, i), z.At(d, i)), d, out + i);
+}
+
+// f64 -> f32 to nearest even, as static_cast<float>.
+template <class DF, class V>
+HWY_INLINE hn::Vec<DF> DemoteExactly(DF df, V v) {
+#if HWY_TARGET == HWY_SCALAR || HWY_TARGET == HWY_EMU128
+  // Highway's emulated DemoteTo clamps to +-FLT_MAX (infinities included).
+  const hn::Rebind<double, DF> dd;
+  HWY_ALIGN double wide[hn::MaxLanes(dd)];
+  HWY_ALIGN float narrow[hn::MaxLanes(df)];
+  hn::Store(v, dd, wide);
+  for (std::size_t i = 0; i < hn::Lanes(df); ++i) narrow[i] = static_cast<float>(wide[i]);
+  return hn::Load(df, narrow);
+#else
+  return hn::DemoteTo(df, v);
+#endif
+}
+
+// Mixed dtypes run over the f64 lanes, the f32 side as half vectors (Rebind).
+template <bool kToF32>
+void RunConvert(const Step& s, const Block& b) {
+  const hn::ScalableTag<double> dd;
+  const hn::Rebind<float, decltype(dd)> df;
+  const std::size_t N = hn::Lanes(dd);
+  if constexpr (kToF32) {
+    const double* a = Address<double>(s.src[0], b);
+    float* HWY_RESTRICT out = RegisterAddress<float>(s.dst, b);
+    for (std::size_t i = 0; i < b.count; i += N) hn::Store(DemoteExactly(df, hn::LoadU(dd, a + i)), df, out + i);
+  } else {
+    const float* a = Address<float>(s.src[0], b);
+    double* HWY_RESTRICT out = RegisterAddress<double>(s.dst, b);
+    for (std::size_t i = 0; i < b.count; i += N) hn::Store(hn::PromoteTo(dd, hn::LoadU(df, a + i)), dd, out + i);
+  }
+}
+
+// select with a condition of the other dtype: only its being != 0 matters, decided in its
+// own dtype (a tiny f64 is not zero, though it would demote to 0).
+template <class TValue, unsigned kUniform>
+void RunMixedSelect(const Step& s, const Block& b) {
+  const hn::ScalableTag<double> dd;
+  const hn::Rebind<float, decltype(dd)> df;
+  const std::size_t N = hn::Lanes(dd);
+  TValue* HWY_RESTRICT out = RegisterAddress<TValue>(s.dst, b);
+  if constexpr (sizeof(TValue) == 8) {
+    const float* cond = Address<float>(s.src[0], b);
+    const Operand<decltype(dd), (kUniform & 2) != 0> x(dd, s.src[1], b);
+    const Operand<decltype(dd), (kUniform & 4) != 0> y(dd, s.src[2], b);
+    for (std::size_t i = 0; i < b.count; i += N) {
+      const auto c = hn::PromoteTo(dd, hn::LoadU(df, cond + i));  // exact, NaN stays NaN
+      hn::Store(hn::IfThenElse(hn::Not(hn::Eq(c, hn::Zero(dd))), x.At(dd, i), y.At(dd, i)), dd, out + i);
+    }
+  } else {
+    const double* cond = Address<double>(s.src[0], b);
+    const Operand<decltype(df), (kUniform & 2) != 0> x(df, s.src[1], b);
+    const Operand<decltype(df), (kUniform & 4) != 0> y(df, s.src[2], b);
+    for (std::size_t i = 0; i < b.count; i += N) {
+      const auto c = hn::LoadU(dd, cond + i);
+      // 1 or 0 converts exactly: the mask crosses lane widths as a value.
+      const auto truth = hn::DemoteTo(df, hn::IfThenElseZero(hn::Not(hn::Eq(c, hn::Zero(dd))), hn::Set(dd, 1.0)));
+      hn::Store(hn::IfThenElse(hn::Eq(truth, hn::Set(df, 1.0f)), x.At(df, i), y.At(df, i)), df, out + i);
+    }
+  }
+}
+
+// The step of `op` for this uniform pattern; only the patterns that can occur are
+// instantiated (all-uniform instructions are folded, operands past the arity are uniform).
+template <Opcode op, class D>
+StepFunction SameTypeStep(unsigned uniform) {
+  constexpr int arity = op == Opcode::cast ? 1 : OperandCount(op);
+  if constexpr (arity == 1) {
+    return &RunSameType<op, D, 6>;
+  } else if constexpr (arity == 2) {
+    switch (uniform) {
+      case 4: return &RunSameType<op, D, 4>;
+      case 5: return &RunSameType<op, D, 5>;
+      default: return &RunSameType<op, D, 6>;
+    }
+  } else {
+    switch (uniform) {
+      case 0: return &RunSameType<op, D, 0>;
+      case 1: return &RunSameType<op, D, 1>;
+      case 2: return &RunSameType<op, D, 2>;
+      case 3: return &RunSameType<op, D, 3>;
+      case 4: return &RunSameType<op, D, 4>;
+      case 5: return &RunSameType<op, D, 5>;
+      default: return &RunSameType<op, D, 6>;
+    }
+  }
+}
+
+template <class D>
+StepFunction SameTypeStep(Opcode op, unsigned uniform) {
+  switch (op) {
+#define EW_STEP_CASE(name) \
+  case Opcode::name: return SameTypeStep<Opcode::name, D>(uniform);
+    EW_STEP_CASE(cast) EW_STEP_CASE(neg) EW_STEP_CASE(abs) EW_STEP_CASE(sqrt) EW_STEP_CASE(floor)
+    EW_STEP_CASE(ceil) EW_STEP_CASE(trunc) EW_STEP_CASE(round) EW_STEP_CASE(exp) EW_STEP_CASE(log)
+    EW_STEP_CASE(tanh) EW_STEP_CASE(sigmoid) EW_STEP_CASE(add) EW_STEP_CASE(sub) EW_STEP_CASE(mul)
+    EW_STEP_CASE(div) EW_STEP_CASE(min) EW_STEP_CASE(max) EW_STEP_CASE(lt) EW_STEP_CASE(le) EW_STEP_CASE(gt)
+    EW_STEP_CASE(ge) EW_STEP_CASE(eq) EW_STEP_CASE(ne) EW_STEP_CASE(fma) EW_STEP_CASE(select)
+#undef EW_STEP_CASE
+    default: return nullptr;  // leaves never become steps
+  }
+}
+
+template <class TValue>
+StepFunction MixedSelectStep(unsigned uniform) {
+  switch (uniform) {  // the condition (bit 0) is not uniform: it would have picked an operand
+    case 0: return &RunMixedSelect<TValue, 0>;
+    case 2: return &RunMixedSelect<TValue, 2>;
+    case 4: return &RunMixedSelect<TValue, 4>;
+    default: return &RunMixedSelect<TValue, 6>;
+  }
+}
+
+// The reference's value of an instruction whose operands are all uniform (eval_element).
+inline Value Fold(const Program& p, const Instr& in, const Source* sources) {
+  Value r{};
+  const bool f32 = in.dtype == DType::f32;
+  const int arity = OperandCount(in.op);
+  Value v[3]{};
+  for (int a = 0; a < arity; ++a) v[a] = sources[in.arg[a]].value;
+  if (in.op == Opcode::cast) {
+    const DType from = p.code[in.arg[0]].dtype;
+    if (f32) r.f = from == DType::f32 ? v[0].f : static_cast<float>(v[0].d);
+    else r.d = from == DType::f64 ? v[0].d : static_cast<double>(v[0].f);
+  } else if (in.op == Opcode::select) {
+    r = as_double(v[0], p.code[in.arg[0]].dtype) != 0.0 ? v[1] : v[2];
+  } else if (f32) {
+    r.f = apply_instr<float>(in.op, v[0].f, v[1].f, v[2].f);
+  } else {
+    r.d = apply_instr<double>(in.op, v[0].d, v[1].d, v[2].d);
+  }
+  return r;
+}
+
+inline Source Uniform(const Instr& in, double value) {
+  Source s;
+  if (in.dtype == DType::f32) s.value.f = static_cast<float>(value);
+  else s.value.d = value;
+  return s;
+}
+
+inline Source Register(std::uint16_t reg) {
+  Source s;
+  s.kind = Source::kRegister;
+  s.index = reg;
+  return s;
+}
+
+// A copy of `from` (one dtype) into register `reg`.
+inline Step CopyStep(DType dtype, const Source& from, std::uint16_t reg) {
+  Step s{};
+  s.run = dtype == DType::f32 ? SameTypeStep<Opcode::cast, hn::ScalableTag<float>>(6)
+                              : SameTypeStep<Opcode::cast, hn::ScalableTag<double>>(6);
+  s.dst = reg;
+  s.src[0] = from;
+  return s;
+}
+
+// The call's program as steps, with this call's params folded in.
+inline void Decode(const ExprCall& call, std::size_t streaming_bytes, Plan& plan) {
+  const Program& p = *call.program;
+  const std::size_t count = p.code.size();
+  plan.sources.assign(count, Source{});
+  plan.steps.clear();
+  plan.registers = p.registers;
+  Source* src = plan.sources.data();
+  for (std::size_t k = 0; k < count; ++k) {
+    const Instr& in = p.code[k];
+    Source& s = src[k];
+    if (in.op == Opcode::input) {
+      s.kind = Source::kInput;
+      s.index = in.slot;
+      continue;
+    }
+    if (in.op == Opcode::param) {
+      s = Uniform(in, call.params[in.slot]);
+      continue;
+    }
+    if (in.op == Opcode::constant) {
+      s = Uniform(in, in.value);
+      continue;
+    }
+    const int arity = OperandCount(in.op);
+    unsigned uniform = 0;
+    for (int a = 0; a < 3; ++a)
+      if (a >= arity || src[in.arg[a]].kind == Source::kUniform) uniform |= 1u << a;
+    if (uniform == 7) {
+      s.value = Fold(p, in, src);
+      continue;
+    }
+    // A uniform condition picks one operand; a cast within one dtype is that operand. An
+    // input or a uniform is then used where it is; a register is copied, since the plan
+    // frees a register after its own readers, not after those of an alias.
+    const bool pick = in.op == Opcode::select && (uniform & 1);
+    if (pick || (in.op == Opcode::cast && p.code[in.arg[0]].dtype == in.dtype)) {
+      const Source& same =
+          pick ? src[in.arg[as_double(src[in.arg[0]].value, p.code[in.arg[0]].dtype) != 0.0 ? 1 : 2]] : src[in.arg[0]];
+      if (same.kind == Source::kRegister) {
+        plan.steps.push_back(CopyStep(in.dtype, same, in.reg));
+        s = Register(in.reg);
+      } else {
+        s = same;
+      }
+      continue;
+    }
+    Step step{};
+    const bool f32 = in.dtype == DType::f32;
+    if (in.op == Opcode::cast) step.run = f32 ? &RunConvert<true> : &RunConvert<false>;
+    else if (in.op == Opcode::select && p.code[in.arg[0]].dtype != in.dtype)
+      step.run = f32 ? MixedSelectStep<float>(uniform) : MixedSelectStep<double>(uniform);
+    else
+      step.run = f32 ? SameTypeStep<hn::ScalableTag<float>>(in.op, uniform)
+                     : SameTypeStep<hn::ScalableTag<double>>(in.op, uniform);
+    step.dst = in.reg;
+    for (int a = 0; a < arity; ++a) step.src[a] = src[in.arg[a]];
+    plan.steps.push_back(step);
+    s = Register(in.reg);
+  }
+
+  plan.reads = 0;
+  for (int slot = 0; slot < p.input_slots; ++slot) {
+    if (!p.input_read[slot]) continue;
+    plan.read_slot[plan.reads++] = slot;
+    plan.input_data[slot] = static_cast<const char*>(call.inputs[slot]);
+    plan.input_bytes[slot] = size_of(p.input_dtype[slot]);
+  }
+  const auto is_input = [&](const void* data) {
+    for (int r = 0; r < plan.reads; ++r)
+      if (plan.input_data[plan.read_slot[r]] == data) return true;
+    return false;
+  };
+
+  plan.outputs = static_cast<int>(p.outputs.size());
+  std::size_t output_bytes = 0;
+  for (int k = 0; k < plan.outputs; ++k) output_bytes += call.n * size_of(p.output_dtype(k));
+  plan.stream = output_bytes > streaming_bytes;
+  for (int k = 0; k < plan.outputs; ++k) {
+    Output& o = plan.out[k];
+    o.dtype = p.output_dtype(k);
+    o.src = src[p.outputs[k]];
+    o.data = static_cast<char*>(call.outputs[k]);
+    // An output equal to an input that another output overwrites: stores come after the
+    // block's steps, so such an output takes a copy first.
+    if (o.src.kind == Source::kInput) {
+      bool overwritten = false;
+      for (int j = 0; j < plan.outputs; ++j)
+        overwritten |= j != k && call.outputs[j] == call.inputs[o.src.index];
+      if (overwritten) {
+        const auto reg = static_cast<std::uint16_t>(plan.registers++);
+        plan.steps.push_back(CopyStep(o.dtype, o.src, reg));
+        o.src = Register(reg);
+      }
+    }
+    // An output that is also an input is in cache already: streaming would only evict it.
+    o.stream = plan.stream && !is_input(o.data);
+  }
+}
+
+// Each thread's register file and padded input copies, 64-byte aligned, kept between calls.
+class Workspace {
+ public:
+  ~Workspace() { std::free(base_); }
+  // Null when the memory cannot be had.
+  char* Get(std::size_t bytes) {
+    if (bytes > bytes_) {
+      std::free(base_);
+      bytes_ = 0;
+      base_ = static_cast<char*>(std::aligned_alloc(64, bytes));
+      if (base_) bytes_ = bytes;
+    }
+    return base_;
+  }
+
+ private:
+  char* base_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+template <class T>
+void StoreOutput(const Output& o, const Block& b, std::size_t start, std::size_t len) {
+  const hn::ScalableTag<T> d;
+  const std::size_t N = hn::Lanes(d);
+  T* HWY_RESTRICT dst = reinterpret_cast<T*>(o.data) + start;
+  const std::size_t full = len - len % N;
+  const bool stream = o.stream && reinterpret_cast<std::uintptr_t>(dst) % (N * sizeof(T)) == 0;
+  if (o.src.kind == Source::kUniform) {
+    const T value = UniformValue<T>(o.src);
+    const auto v = hn::Set(d, value);
+    if (stream)
+      for (std::size_t i = 0; i < full; i += N) hn::Stream(v, d, dst + i);
+    else
+      for (std::size_t i = 0; i < full; i += N) hn::StoreU(v, d, dst + i);
+    for (std::size_t i = full; i < len; ++i) dst[i] = value;
+  } else {
+    const T* src = Address<T>(o.src, b);
+    if (stream)
+      for (std::size_t i = 0; i < full; i += N) hn::Stream(hn::LoadU(d, src + i), d, dst + i);
+    else
+      for (std::size_t i = 0; i < full; i += N) hn::StoreU(hn::LoadU(d, src + i), d, dst + i);
+    if (full < len) std::memcpy(dst + full, src + full, (len - full) * sizeof(T));
+  }
+}
+
+// Elements [start, start + len), len <= kBlock. `staging` holds one padded block per input read.
+inline void RunBlock(const Plan& plan, Block& b, char* staging, std::size_t start, std::size_t len) {
+  const std::size_t lanes = hn::Lanes(hn::ScalableTag<float>());  // a multiple of the f64 lanes
+  const bool staged = len % lanes != 0;
+  b.count = staged ? len + lanes - len % lanes : len;
+  for (int r = 0; r < plan.reads; ++r) {
+    const int slot = plan.read_slot[r];
+    const std::size_t bytes = plan.input_bytes[slot];
+    const char* first = plan.input_data[slot] + start * bytes;
+    if (staged) {
+      char* copy = staging + r * kRegisterBytes;
+      std::memcpy(copy, first, len * bytes);
+      std::memset(copy + len * bytes, 0, (b.count - len) * bytes);
+      b.in[slot] = copy;
+    } else {
+      b.in[slot] = first;
+    }
+  }
+  for (const Step& s : plan.steps) s.run(s, b);
+  for (int k = 0; k < plan.outputs; ++k) {
+    if (plan.out[k].dtype == DType::f32) StoreOutput<float>(plan.out[k], b, start, len);
+    else StoreOutput<double>(plan.out[k], b, start, len);
+  }
+}
+
+inline std::size_t VectorBytes(DType t) {
+  return t == DType::f32 ? hn::Lanes(hn::ScalableTag<float>()) * sizeof(float)
+                         : hn::Lanes(hn::ScalableTag<double>()) * sizeof(double);
+}
+
+// One thread's piece [begin, end): a head up to the first vector-aligned element of
+// output 0 when the piece is longer than a block, then whole blocks and a tail.
+inline bool RunPiece(const Plan& plan, std::size_t begin, std::size_t end) {
+  thread_local Workspace workspace;
+  char* base = workspace.Get((plan.registers + plan.reads) * kRegisterBytes + 64);
+  if (!base) return false;
+  Block b;
+  b.registers = base;
+  char* staging = base + plan.registers * kRegisterBytes;
+  std::size_t i = begin;
+  if (end - begin > kBlock) {
+    const std::size_t bytes = size_of(plan.out[0].dtype), vector_bytes = VectorBytes(plan.out[0].dtype);
+    const std::size_t misalignment = reinterpret_cast<std::uintptr_t>(plan.out[0].data + begin * bytes) % vector_bytes;
+    if (misalignment) {
+      const std::size_t head = (vector_bytes - misalignment) / bytes;
+      RunBlock(plan, b, staging, i, head);
+      i += head;
+    }
+  }
+  for (; i < end; i += kBlock) RunBlock(plan, b, staging, i, end - i < kBlock ? end - i : kBlock);
+  if (plan.stream) hwy::FlushStream();  // order the non-temporal stores before the caller's next access
+  return true;
+}
+
+}  // namespace expr
+
+// Exported (expr.cc): the whole call on this target. Returns whether it streamed.
+inline bool RunExpr(const ExprCall& call, int threads, std::size_t streaming_bytes) {
+  // Its vectors keep their capacity from call to call. Workers reach it through a
+  // reference: a lambda names a thread_local directly, which would be the worker's own.
+  thread_local expr::Plan this_threads_plan;
+  expr::Plan& plan = this_threads_plan;
+  expr::Decode(call, streaming_bytes, plan);
+  std::atomic<bool> failed{false};
+  for_each_piece(threads, call.n, plan.out[0].data, size_of(plan.out[0].dtype),
+                 [&](std::size_t begin, std::size_t end) {
+                   if (!expr::RunPiece(plan, begin, end)) failed.store(true, std::memory_order_relaxed);
+                 });
+  if (failed.load())
+    throw Error(Errc::out_of_memory, "ew::Kernel on the highway backend: no memory for the block registers");
+  return plan.stream;
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace ew::detail::highway
+HWY_AFTER_NAMESPACE();
+
+#endif  // include guard
