@@ -141,10 +141,25 @@ constexpr int OperandCount(Opcode op) {
   return 3;
 }
 
+// HighwayKit with the sign of zero kept by floor, ceil, trunc and rint. Highway 1.0.3
+// emulates them on SSSE3 (through integers) and on EMU128 and SCALAR (bit tricks), where
+// trunc(-0.3) and floor(-0.0) come out +0 and ceil(+0.0) -0. Each of the four gives a result
+// of the operand's sign (NaN aside, which they return as it is), so copying the sign mends it.
+template <class D>
+struct Kit : HighwayKit<D> {
+#if HWY_TARGET > HWY_SSE4
+  using V = hn::Vec<D>;
+  static HWY_INLINE V floor(V a) { return hn::CopySign(hn::Floor(a), a); }
+  static HWY_INLINE V ceil(V a) { return hn::CopySign(hn::Ceil(a), a); }
+  static HWY_INLINE V trunc(V a) { return hn::CopySign(hn::Trunc(a), a); }
+  static HWY_INLINE V rint(V a) { return hn::CopySign(hn::Round(a), a); }
+#endif
+};
+
 // The vector twin of apply_instr (element_eval.hpp). A cast within one dtype is a copy.
 template <Opcode op, class D, class V>
 HWY_INLINE V Apply(D d, V a, [[maybe_unused]] V b, [[maybe_unused]] V c) {
-  using K = HighwayKit<D>;
+  using K = Kit<D>;
   namespace m = ew::math::HWY_NAMESPACE;
   const auto truth = [d](hn::Mask<D> mask) { return hn::IfThenElseZero(mask, hn::Set(d, hn::TFromD<D>(1))); };
   if constexpr (op == Opcode::cast) return a;
@@ -548,7 +563,7 @@ inline bool RunPiece(const Plan& plan, std::size_t begin, std::size_t end) {
 
 }  // namespace expr
 
-// Exported (expr.cc): the whole call on this target. Returns whether it streamed.
+// Exported (expr.cc): the whole call on this target. Returns whether an output was streamed.
 inline bool RunExpr(const ExprCall& call, int threads, std::size_t streaming_bytes) {
   // Its vectors keep their capacity from call to call. Workers reach it through a
   // reference: a lambda names a thread_local directly, which would be the worker's own.
@@ -562,7 +577,9 @@ inline bool RunExpr(const ExprCall& call, int threads, std::size_t streaming_byt
                  });
   if (failed.load())
     throw Error(Errc::out_of_memory, "ew::Kernel on the highway backend: no memory for the block registers");
-  return plan.stream;
+  bool streamed = false;
+  for (int k = 0; k < plan.outputs; ++k) streamed |= plan.out[k].stream;
+  return streamed;
 }
 
 }  // namespace HWY_NAMESPACE

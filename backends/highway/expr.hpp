@@ -15,7 +15,7 @@ namespace ew::detail::highway {
 // outputs together exceed tuning().streaming_bytes, except an output that is also an input.
 void run_expr(const ExprCall& call, int threads);
 
-// How many expression calls streamed at least one output so far (lets a test assert it ran).
+// How many expression calls streamed an output so far (lets a test assert it ran).
 std::size_t expr_streaming_calls();
 
 // Elements per block: every register of the program holds one block, so that a block's
