@@ -57,11 +57,12 @@ constexpr std::size_t kRegisterBytes = kBlock * sizeof(double);
 
 // Where an instruction's value is: an input in memory, a register of the block, or one
 // value for every element.
+// Trivial, so that a Plan's arrays cost nothing until written; Source{} is a uniform zero.
 struct Source {
   enum Kind : std::uint8_t { kUniform, kInput, kRegister };
-  Kind kind = kUniform;
-  std::uint16_t index = 0;  // input slot or register
-  Value value{};            // kUniform, in the instruction's dtype
+  Kind kind;
+  std::uint16_t index;  // input slot or register
+  Value value;          // kUniform, in the instruction's dtype
 };
 
 // One block as the steps see it.
@@ -88,9 +89,17 @@ struct Output {
   bool stream;  // non-temporal stores where the block's address is vector-aligned
 };
 
+// Built per call on the caller's stack; programs of up to kInline instructions need no
+// allocation (a call on 16 elements costs about as much as its checks).
 struct Plan {
-  std::vector<Source> sources;  // one per instruction
-  std::vector<Step> steps;
+  static constexpr std::size_t kInline = 48;
+  Source* sources;  // one per instruction
+  Step* steps;      // at most one per instruction, and a copy per output
+  int step_count = 0;
+  Source inline_sources[kInline];
+  Step inline_steps[kInline + max_expr_outputs];
+  std::vector<Source> heap_sources;
+  std::vector<Step> heap_steps;
   Output out[max_expr_outputs];
   int outputs = 0;
   const char* input_data[max_expr_inputs];
@@ -339,14 +348,14 @@ inline Value Fold(const Program& p, const Instr& in, const Source* sources) {
 }
 
 inline Source Uniform(const Instr& in, double value) {
-  Source s;
+  Source s{};
   if (in.dtype == DType::f32) s.value.f = static_cast<float>(value);
   else s.value.d = value;
   return s;
 }
 
 inline Source Register(std::uint16_t reg) {
-  Source s;
+  Source s{};
   s.kind = Source::kRegister;
   s.index = reg;
   return s;
@@ -366,13 +375,22 @@ inline Step CopyStep(DType dtype, const Source& from, std::uint16_t reg) {
 inline void Decode(const ExprCall& call, std::size_t streaming_bytes, Plan& plan) {
   const Program& p = *call.program;
   const std::size_t count = p.code.size();
-  plan.sources.assign(count, Source{});
-  plan.steps.clear();
+  if (count <= Plan::kInline) {
+    plan.sources = plan.inline_sources;
+    plan.steps = plan.inline_steps;
+  } else {
+    plan.heap_sources.resize(count);
+    plan.heap_steps.resize(count + max_expr_outputs);
+    plan.sources = plan.heap_sources.data();
+    plan.steps = plan.heap_steps.data();
+  }
+  plan.step_count = 0;
   plan.registers = p.registers;
-  Source* src = plan.sources.data();
+  Source* src = plan.sources;
   for (std::size_t k = 0; k < count; ++k) {
     const Instr& in = p.code[k];
     Source& s = src[k];
+    s = Source{};
     if (in.op == Opcode::input) {
       s.kind = Source::kInput;
       s.index = in.slot;
@@ -402,7 +420,7 @@ inline void Decode(const ExprCall& call, std::size_t streaming_bytes, Plan& plan
       const Source& same =
           pick ? src[in.arg[as_double(src[in.arg[0]].value, p.code[in.arg[0]].dtype) != 0.0 ? 1 : 2]] : src[in.arg[0]];
       if (same.kind == Source::kRegister) {
-        plan.steps.push_back(CopyStep(in.dtype, same, in.reg));
+        plan.steps[plan.step_count++] = CopyStep(in.dtype, same, in.reg);
         s = Register(in.reg);
       } else {
         s = same;
@@ -419,7 +437,7 @@ inline void Decode(const ExprCall& call, std::size_t streaming_bytes, Plan& plan
                      : SameTypeStep<hn::ScalableTag<double>>(in.op, uniform);
     step.dst = in.reg;
     for (int a = 0; a < arity; ++a) step.src[a] = src[in.arg[a]];
-    plan.steps.push_back(step);
+    plan.steps[plan.step_count++] = step;
     s = Register(in.reg);
   }
 
@@ -453,7 +471,7 @@ inline void Decode(const ExprCall& call, std::size_t streaming_bytes, Plan& plan
         overwritten |= j != k && call.outputs[j] == call.inputs[o.src.index];
       if (overwritten) {
         const auto reg = static_cast<std::uint16_t>(plan.registers++);
-        plan.steps.push_back(CopyStep(o.dtype, o.src, reg));
+        plan.steps[plan.step_count++] = CopyStep(o.dtype, o.src, reg);
         o.src = Register(reg);
       }
     }
@@ -525,7 +543,7 @@ inline void RunBlock(const Plan& plan, Block& b, char* staging, std::size_t star
       b.in[slot] = first;
     }
   }
-  for (const Step& s : plan.steps) s.run(s, b);
+  for (int k = 0; k < plan.step_count; ++k) plan.steps[k].run(plan.steps[k], b);
   for (int k = 0; k < plan.outputs; ++k) {
     if (plan.out[k].dtype == DType::f32) StoreOutput<float>(plan.out[k], b, start, len);
     else StoreOutput<double>(plan.out[k], b, start, len);
@@ -540,8 +558,13 @@ inline std::size_t VectorBytes(DType t) {
 // One thread's piece [begin, end): a head up to the first vector-aligned element of
 // output 0 when the piece is longer than a block, then whole blocks and a tail.
 inline bool RunPiece(const Plan& plan, std::size_t begin, std::size_t end) {
+  // Registers and padded inputs: on this thread's stack when they fit (most programs),
+  // else in memory the thread keeps.
+  constexpr std::size_t kStackRegisters = 14;
+  alignas(64) char on_stack[kStackRegisters * kRegisterBytes];
   thread_local Workspace workspace;
-  char* base = workspace.Get((plan.registers + plan.reads) * kRegisterBytes + 64);
+  const std::size_t registers = static_cast<std::size_t>(plan.registers + plan.reads);
+  char* base = registers <= kStackRegisters ? on_stack : workspace.Get(registers * kRegisterBytes);
   if (!base) return false;
   Block b;
   b.registers = base;
@@ -565,10 +588,7 @@ inline bool RunPiece(const Plan& plan, std::size_t begin, std::size_t end) {
 
 // Exported (expr.cc): the whole call on this target. Returns whether an output was streamed.
 inline bool RunExpr(const ExprCall& call, int threads, std::size_t streaming_bytes) {
-  // Its vectors keep their capacity from call to call. Workers reach it through a
-  // reference: a lambda names a thread_local directly, which would be the worker's own.
-  thread_local expr::Plan this_threads_plan;
-  expr::Plan& plan = this_threads_plan;
+  expr::Plan plan;
   expr::Decode(call, streaming_bytes, plan);
   std::atomic<bool> failed{false};
   for_each_piece(threads, call.n, plan.out[0].data, size_of(plan.out[0].dtype),
