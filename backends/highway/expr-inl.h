@@ -52,8 +52,9 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 namespace expr {
 
-constexpr std::size_t kBlock = expr_block_elements;
-constexpr std::size_t kRegisterBytes = kBlock * sizeof(double);
+// Padded copies of the last partial vector of each input: as many elements as f32 lanes
+// (a multiple of the f64 lanes), of either dtype.
+constexpr std::size_t kStageBytes = HWY_MAX_BYTES / sizeof(float) * sizeof(double);
 
 // Where an instruction's value is: an input in memory, a register of the block, or one
 // value for every element.
@@ -69,6 +70,7 @@ struct Source {
 struct Block {
   const char* in[max_expr_inputs];  // the block's first element of each input read
   char* registers;                  // the thread's register file
+  std::size_t register_bytes;       // of one register: the plan's block of doubles
   std::size_t count;                // elements to compute, a multiple of every lane count
 };
 
@@ -107,6 +109,7 @@ struct Plan {
   int read_slot[max_expr_inputs];
   int reads = 0;
   int registers = 0;  // the program's plan and the copies of inputs that outputs overwrite
+  std::size_t block = 0;  // elements
   bool stream = false;
 };
 
@@ -119,12 +122,12 @@ HWY_INLINE T UniformValue(const Source& s) {
 template <class T>
 HWY_INLINE const T* Address(const Source& s, const Block& b) {
   if (s.kind == Source::kInput) return reinterpret_cast<const T*>(b.in[s.index]);
-  return reinterpret_cast<const T*>(b.registers + s.index * kRegisterBytes);
+  return reinterpret_cast<const T*>(b.registers + s.index * b.register_bytes);
 }
 
 template <class T>
 HWY_INLINE T* RegisterAddress(std::uint16_t reg, const Block& b) {
-  return reinterpret_cast<T*>(b.registers + reg * kRegisterBytes);
+  return reinterpret_cast<T*>(b.registers + reg * b.register_bytes);
 }
 
 // An operand inside a step's loop: loaded per vector, or broadcast once.
@@ -372,7 +375,7 @@ inline Step CopyStep(DType dtype, const Source& from, std::uint16_t reg) {
 }
 
 // The call's program as steps, with this call's params folded in.
-inline void Decode(const ExprCall& call, std::size_t streaming_bytes, Plan& plan) {
+inline void Decode(const ExprCall& call, std::size_t streaming_bytes, std::size_t forced_block, Plan& plan) {
   const Program& p = *call.program;
   const std::size_t count = p.code.size();
   if (count <= Plan::kInline) {
@@ -478,6 +481,7 @@ inline void Decode(const ExprCall& call, std::size_t streaming_bytes, Plan& plan
     // An output that is also an input is in cache already: streaming would only evict it.
     o.stream = plan.stream && !is_input(o.data);
   }
+  plan.block = forced_block ? forced_block : expr_block_elements(plan.registers);
 }
 
 // Each thread's register file and padded input copies, 64-byte aligned, kept between calls.
@@ -525,17 +529,19 @@ void StoreOutput(const Output& o, const Block& b, std::size_t start, std::size_t
   }
 }
 
-// Elements [start, start + len), len <= kBlock. `staging` holds one padded block per input read.
+// Elements [start, start + len): len <= plan.block and a multiple of the f32 lanes (a
+// multiple of the f64 lanes too), or len below the f32 lanes, when `staging` takes a padded
+// copy of each input read (kStageBytes each).
 inline void RunBlock(const Plan& plan, Block& b, char* staging, std::size_t start, std::size_t len) {
-  const std::size_t lanes = hn::Lanes(hn::ScalableTag<float>());  // a multiple of the f64 lanes
-  const bool staged = len % lanes != 0;
-  b.count = staged ? len + lanes - len % lanes : len;
+  const std::size_t lanes = hn::Lanes(hn::ScalableTag<float>());
+  const bool staged = len < lanes;
+  b.count = staged ? lanes : len;
   for (int r = 0; r < plan.reads; ++r) {
     const int slot = plan.read_slot[r];
     const std::size_t bytes = plan.input_bytes[slot];
     const char* first = plan.input_data[slot] + start * bytes;
     if (staged) {
-      char* copy = staging + r * kRegisterBytes;
+      char* copy = staging + r * kStageBytes;
       std::memcpy(copy, first, len * bytes);
       std::memset(copy + len * bytes, 0, (b.count - len) * bytes);
       b.in[slot] = copy;
@@ -556,30 +562,36 @@ inline std::size_t VectorBytes(DType t) {
 }
 
 // One thread's piece [begin, end): a head up to the first vector-aligned element of
-// output 0 when the piece is longer than a block, then whole blocks and a tail.
+// output 0 when the piece is longer than a block, whole blocks, the rest's whole vectors,
+// then its last partial vector.
 inline bool RunPiece(const Plan& plan, std::size_t begin, std::size_t end) {
   // Registers and padded inputs: on this thread's stack when they fit (most programs),
   // else in memory the thread keeps.
-  constexpr std::size_t kStackRegisters = 14;
-  alignas(64) char on_stack[kStackRegisters * kRegisterBytes];
+  alignas(64) char on_stack[(std::size_t(32) << 10) + max_expr_inputs * kStageBytes];
   thread_local Workspace workspace;
-  const std::size_t registers = static_cast<std::size_t>(plan.registers + plan.reads);
-  char* base = registers <= kStackRegisters ? on_stack : workspace.Get(registers * kRegisterBytes);
+  const std::size_t register_bytes = plan.block * sizeof(double);
+  const std::size_t bytes = plan.registers * register_bytes + plan.reads * kStageBytes;
+  char* base = bytes <= sizeof on_stack ? on_stack : workspace.Get(bytes);
   if (!base) return false;
   Block b;
   b.registers = base;
-  char* staging = base + plan.registers * kRegisterBytes;
+  b.register_bytes = register_bytes;
+  char* staging = base + plan.registers * register_bytes;
+  const std::size_t lanes = hn::Lanes(hn::ScalableTag<float>());
   std::size_t i = begin;
-  if (end - begin > kBlock) {
-    const std::size_t bytes = size_of(plan.out[0].dtype), vector_bytes = VectorBytes(plan.out[0].dtype);
-    const std::size_t misalignment = reinterpret_cast<std::uintptr_t>(plan.out[0].data + begin * bytes) % vector_bytes;
+  if (end - begin > plan.block) {
+    const std::size_t element = size_of(plan.out[0].dtype), vector_bytes = VectorBytes(plan.out[0].dtype);
+    const std::size_t misalignment = reinterpret_cast<std::uintptr_t>(plan.out[0].data + begin * element) % vector_bytes;
     if (misalignment) {
-      const std::size_t head = (vector_bytes - misalignment) / bytes;
+      const std::size_t head = (vector_bytes - misalignment) / element;  // below the f32 lanes
       RunBlock(plan, b, staging, i, head);
       i += head;
     }
   }
-  for (; i < end; i += kBlock) RunBlock(plan, b, staging, i, end - i < kBlock ? end - i : kBlock);
+  for (; end - i >= plan.block; i += plan.block) RunBlock(plan, b, staging, i, plan.block);
+  const std::size_t vectors = (end - i) / lanes * lanes;
+  if (vectors) RunBlock(plan, b, staging, i, vectors);
+  if (i + vectors < end) RunBlock(plan, b, staging, i + vectors, end - i - vectors);
   if (plan.stream) hwy::FlushStream();  // order the non-temporal stores before the caller's next access
   return true;
 }
@@ -587,9 +599,9 @@ inline bool RunPiece(const Plan& plan, std::size_t begin, std::size_t end) {
 }  // namespace expr
 
 // Exported (expr.cc): the whole call on this target. Returns whether an output was streamed.
-inline bool RunExpr(const ExprCall& call, int threads, std::size_t streaming_bytes) {
+inline bool RunExpr(const ExprCall& call, int threads, std::size_t streaming_bytes, std::size_t forced_block) {
   expr::Plan plan;
-  expr::Decode(call, streaming_bytes, plan);
+  expr::Decode(call, streaming_bytes, forced_block, plan);
   std::atomic<bool> failed{false};
   for_each_piece(threads, call.n, plan.out[0].data, size_of(plan.out[0].dtype),
                  [&](std::size_t begin, std::size_t end) {

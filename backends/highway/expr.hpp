@@ -18,8 +18,19 @@ void run_expr(const ExprCall& call, int threads);
 // How many expression calls streamed an output so far (lets a test assert it ran).
 std::size_t expr_streaming_calls();
 
-// Elements per block: every register of the program holds one block, so that a block's
-// intermediates stay in L1 (a register of doubles is 2 KiB).
-inline constexpr std::size_t expr_block_elements = 256;
+// Elements per block for a program of `registers` block registers: every register holds
+// one block of doubles, and they stay in L1 (within 32 KiB) so that intermediates never
+// reach memory; a power of two from 256 to 2048, large where it can, since each block
+// costs a call per instruction and output.
+inline std::size_t expr_block_elements(int registers) {
+  std::size_t block = 2048;
+  while (block > 256 && static_cast<std::size_t>(registers) * block * sizeof(double) > (std::size_t(32) << 10)) block /= 2;
+  return block;
+}
+
+// Forces the block size of every call (tests reach block edges with small arrays,
+// benchmarks compare sizes); 0 restores expr_block_elements(). Throws ew::Error unless
+// 0 or a multiple of 16 from 16 to 65536.
+void set_expr_block_elements(std::size_t elements);
 
 }  // namespace ew::detail::highway

@@ -33,8 +33,10 @@ namespace {
 namespace hw = ew::detail::highway;
 
 constexpr std::size_t guard = 16;  // elements: keeps offset 0 on a 64-byte boundary in both dtypes
-constexpr std::size_t block = hw::expr_block_elements;
-constexpr std::size_t sizes[] = {0, 1, 15, 17, block - 1, block, block + 1, 1000, 4097, 3 * block + 5};
+// Blocks forced to this size (set_expr_block_elements), so that small arrays cross them.
+constexpr std::size_t block = 256;
+// Around the vector, forced block and piece edges, and the default blocks' (up to 2048).
+constexpr std::size_t sizes[] = {0, 1, 15, 17, block - 1, block, block + 1, 1000, 2047, 2049, 4097, 3 * block + 5};
 // Offset of operand k (inputs, then outputs) in each pattern: the same for all, or staggered.
 constexpr int patterns = 5;
 std::size_t offset_of(int pattern, int k) {
@@ -314,14 +316,16 @@ class HighwayExpr : public testing::TestWithParam<Param> {
   void TearDown() override {
     hwy::SetSupportedTargetsForTest(0);
     hw::reset_tuning();
+    hw::set_expr_block_elements(0);
   }
 };
 
-// Compares every case at every size and offset pattern, with streaming stores and a
-// team for small arrays (lowered thresholds), or with neither (the defaults' side for
-// these sizes); counts the calls that streamed.
+// Compares every case at every size and offset pattern, with streaming stores, a team
+// for small arrays and blocks of 256 elements (lowered thresholds), or with none of them
+// (the defaults' side for these sizes); counts the calls that streamed.
 void check_all_cases(int threads, bool low_thresholds) {
   constexpr std::size_t streaming_bytes = 4096, parallel_bytes = 256;
+  hw::set_expr_block_elements(low_thresholds ? block : 0);
   if (low_thresholds) hw::set_tuning({streaming_bytes, parallel_bytes});
   else hw::set_tuning({std::numeric_limits<std::size_t>::max(), std::numeric_limits<std::size_t>::max()});
   ContextOptions options;
@@ -372,6 +376,7 @@ TEST_P(HighwayExpr, EveryCaseMatchesScalarStreamedAndThreaded) {
 // padded tail, the aligning head and the vector loops touch no byte outside the operands.
 TEST_P(HighwayExpr, TouchesNothingOutsideItsOperands) {
   hw::set_tuning({4096, 256});  // streaming stores and the team, for these sizes
+  hw::set_expr_block_elements(block);
   ContextOptions options;
   options.threads = std::get<1>(GetParam());
   Context ctx(Backend::highway, options);
@@ -393,6 +398,15 @@ TEST_P(HighwayExpr, TouchesNothingOutsideItsOperands) {
         }
     }
   EXPECT_STREQ(hw::chosen_target(), hwy::TargetName(std::get<0>(GetParam())));
+}
+
+TEST(HighwayExprBlocks, ForcedSizeMustSuitEveryTarget) {
+  for (std::size_t bad : {std::size_t(8), std::size_t(100), std::size_t(1) << 20})
+    expect_error(Errc::invalid_argument, [&] { hw::set_expr_block_elements(bad); }, "set_expr_block_elements");
+  hw::set_expr_block_elements(16);
+  hw::set_expr_block_elements(0);
+  EXPECT_EQ(hw::expr_block_elements(1), 2048u);
+  EXPECT_EQ(hw::expr_block_elements(1000), 256u);
 }
 
 std::string name(const testing::TestParamInfo<Param>& info) {
