@@ -72,6 +72,9 @@ struct Block {
   char* registers;                  // the thread's register file
   std::size_t register_bytes;       // of one register: the plan's block of doubles
   std::size_t count;                // elements to compute, a multiple of every lane count
+  bool staged;                      // padded copies of a partial vector: outputs go through registers
+  char* out[max_expr_outputs];      // the block's first element of each output
+  bool stream[max_expr_outputs];    // whether its stores there may be non-temporal (vector-aligned)
 };
 
 struct Step;
@@ -80,7 +83,9 @@ using StepFunction = void (*)(const Step&, const Block&);
 // One instruction that is not uniform. Operands past the arity are uniform zeros.
 struct Step {
   StepFunction run;
-  std::uint16_t dst;  // register
+  std::uint16_t dst;     // register
+  std::int8_t output;    // the output it stores straight to memory in whole-vector blocks, or -1
+  bool can_store_output; // a step of one dtype (RunSameType)
   Source src[3];
 };
 
@@ -89,6 +94,7 @@ struct Output {
   Source src;
   char* data;
   bool stream;  // non-temporal stores where the block's address is vector-aligned
+  bool direct;  // its instruction's step stores it (Step::output), except in padded blocks
 };
 
 // Built per call on the caller's stack; programs of up to kInline instructions need no
@@ -212,8 +218,17 @@ void RunSameType(const Step& s, const Block& b) {
   const Operand<D, (kUniform & 1) != 0> x(d, s.src[0], b);
   const Operand<D, (kUniform & 2) != 0> y(d, s.src[1], b);
   const Operand<D, (kUniform & 4) != 0> z(d, s.src[2], b);
-  T* HWY_RESTRICT out = RegisterAddress<T>(s.dst, b);
-  for (std::size_t i = 0; i < b.count; i += N) hn::Store(Apply<op>(d, x.At(d, i), y.At(d, i), z.At(d, i)), d, out + i);
+  const auto value = [&](std::size_t i) HWY_ATTR { return Apply<op>(d, x.At(d, i), y.At(d, i), z.At(d, i)); };
+  if (s.output >= 0 && !b.staged) {
+    T* HWY_RESTRICT out = reinterpret_cast<T*>(b.out[s.output]);
+    if (b.stream[s.output])
+      for (std::size_t i = 0; i < b.count; i += N) hn::Stream(value(i), d, out + i);
+    else
+      for (std::size_t i = 0; i < b.count; i += N) hn::StoreU(value(i), d, out + i);
+  } else {
+    T* HWY_RESTRICT out = RegisterAddress<T>(s.dst, b);
+    for (std::size_t i = 0; i < b.count; i += N) hn::Store(value(i), d, out + i);
+  }
 }
 
 // f64 -> f32 to nearest even, as static_cast<float>.
@@ -370,8 +385,35 @@ inline Step CopyStep(DType dtype, const Source& from, std::uint16_t reg) {
   s.run = dtype == DType::f32 ? SameTypeStep<Opcode::cast, hn::ScalableTag<float>>(6)
                               : SameTypeStep<Opcode::cast, hn::ScalableTag<double>>(6);
   s.dst = reg;
+  s.output = -1;
+  s.can_store_output = true;
   s.src[0] = from;
   return s;
+}
+
+// Lets the step that computes output k store it to memory itself (saving a pass through
+// its register) where nothing reads that register or the output's memory afterwards: no
+// other output of the same value, no later step reading the register, and no later step
+// or input-copying output reading an input that the output overwrites.
+inline void StoreStraight(const ExprCall& call, Plan& plan, int k) {
+  Output& o = plan.out[k];
+  if (o.src.kind != Source::kRegister) return;
+  const std::uint16_t reg = o.src.index;
+  int writer = plan.step_count - 1;
+  while (writer >= 0 && plan.steps[writer].dst != reg) --writer;
+  if (writer < 0 || !plan.steps[writer].can_store_output) return;
+  for (int j = 0; j < plan.outputs; ++j) {
+    const Source& other = plan.out[j].src;
+    if (j != k && other.kind == Source::kRegister && other.index == reg) return;
+    if (other.kind == Source::kInput && call.inputs[other.index] == o.data) return;
+  }
+  for (int later = writer + 1; later < plan.step_count; ++later)
+    for (const Source& operand : plan.steps[later].src) {
+      if (operand.kind == Source::kRegister && operand.index == reg) return;
+      if (operand.kind == Source::kInput && call.inputs[operand.index] == o.data) return;
+    }
+  plan.steps[writer].output = static_cast<std::int8_t>(k);
+  o.direct = true;
 }
 
 // The call's program as steps, with this call's params folded in.
@@ -439,6 +481,8 @@ inline void Decode(const ExprCall& call, std::size_t streaming_bytes, std::size_
       step.run = f32 ? SameTypeStep<hn::ScalableTag<float>>(in.op, uniform)
                      : SameTypeStep<hn::ScalableTag<double>>(in.op, uniform);
     step.dst = in.reg;
+    step.output = -1;
+    step.can_store_output = in.op != Opcode::cast && !(in.op == Opcode::select && p.code[in.arg[0]].dtype != in.dtype);
     for (int a = 0; a < arity; ++a) step.src[a] = src[in.arg[a]];
     plan.steps[plan.step_count++] = step;
     s = Register(in.reg);
@@ -480,7 +524,9 @@ inline void Decode(const ExprCall& call, std::size_t streaming_bytes, std::size_
     }
     // An output that is also an input is in cache already: streaming would only evict it.
     o.stream = plan.stream && !is_input(o.data);
+    o.direct = false;
   }
+  for (int k = 0; k < plan.outputs; ++k) StoreStraight(call, plan, k);
   plan.block = forced_block ? forced_block : expr_block_elements(plan.registers);
 }
 
@@ -503,6 +549,11 @@ class Workspace {
   char* base_ = nullptr;
   std::size_t bytes_ = 0;
 };
+
+inline std::size_t VectorBytes(DType t) {
+  return t == DType::f32 ? hn::Lanes(hn::ScalableTag<float>()) * sizeof(float)
+                         : hn::Lanes(hn::ScalableTag<double>()) * sizeof(double);
+}
 
 template <class T>
 void StoreOutput(const Output& o, const Block& b, std::size_t start, std::size_t len) {
@@ -549,16 +600,19 @@ inline void RunBlock(const Plan& plan, Block& b, char* staging, std::size_t star
       b.in[slot] = first;
     }
   }
+  b.staged = staged;
+  for (int k = 0; k < plan.outputs; ++k) {
+    const Output& o = plan.out[k];
+    const std::size_t bytes = size_of(o.dtype);
+    b.out[k] = o.data + start * bytes;
+    b.stream[k] = o.stream && reinterpret_cast<std::uintptr_t>(b.out[k]) % VectorBytes(o.dtype) == 0;
+  }
   for (int k = 0; k < plan.step_count; ++k) plan.steps[k].run(plan.steps[k], b);
   for (int k = 0; k < plan.outputs; ++k) {
+    if (plan.out[k].direct && !staged) continue;
     if (plan.out[k].dtype == DType::f32) StoreOutput<float>(plan.out[k], b, start, len);
     else StoreOutput<double>(plan.out[k], b, start, len);
   }
-}
-
-inline std::size_t VectorBytes(DType t) {
-  return t == DType::f32 ? hn::Lanes(hn::ScalableTag<float>()) * sizeof(float)
-                         : hn::Lanes(hn::ScalableTag<double>()) * sizeof(double);
 }
 
 // One thread's piece [begin, end): a head up to the first vector-aligned element of

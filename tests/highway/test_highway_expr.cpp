@@ -229,6 +229,9 @@ std::vector<Case> cases() {
   // Two outputs of two dtypes; an output that is an input; a uniform output; in place.
   all.push_back(make("{d * d2, cast<f32>(d)}", {d * d2, cast<float>(d)}, fdd));
   all.push_back(make("{sigmoid(f), f}", {ew::sigmoid(f), f}, {DType::f32}));
+  // An output's value read again after its step, and one value as two outputs.
+  all.push_back(make("{d * d2, d * d2 + 1}", {d * d2, d * d2 + 1}, fdd));
+  all.push_back(make("{d * d2, d * d2}", {d * d2, d * d2}, fdd));
   all.push_back(make("{p * 2, d}", {pd * 2, d}, fdd, {0, 0.3}));
   all.push_back(make("in place x = x * 2 + y", {input<double>(0) * 2 + input<double>(1)},
                      {DType::f64, DType::f64}, {}, {0}));
