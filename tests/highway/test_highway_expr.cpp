@@ -187,6 +187,14 @@ std::vector<Case> cases() {
       all.push_back(make(T + " " + name + "(p, x)", {f(p, x)}, {t}, {-1.5}));
       all.push_back(make(T + " " + name + "(x, x)", {f(x, x)}, {t}));
     }
+    // min and max with a broadcast number take one comparison; with a NaN, the full rule.
+    for (double c : {0.0, -0.0, std::numeric_limits<double>::quiet_NaN()}) {
+      const std::string v = std::signbit(c) ? "-0" : std::to_string(c);
+      all.push_back(make(T + " min(x, p) p=" + v, {ew::min(x, p)}, {t}, {c}));
+      all.push_back(make(T + " min(p, x) p=" + v, {ew::min(p, x)}, {t}, {c}));
+      all.push_back(make(T + " max(x, p) p=" + v, {ew::max(x, p)}, {t}, {c}));
+      all.push_back(make(T + " max(p, x) p=" + v, {ew::max(p, x)}, {t}, {c}));
+    }
     // fma: every broadcast pattern but all three (folded once per call).
     all.push_back(make(T + " fma(x, y, z)", {ew::fma(x, y, z)}, three));
     all.push_back(make(T + " fma(p, y, z)", {ew::fma(p, y, z)}, three, {1.25}));
@@ -408,8 +416,10 @@ TEST(HighwayExprBlocks, ForcedSizeMustSuitEveryTarget) {
     expect_error(Errc::invalid_argument, [&] { hw::set_expr_block_elements(bad); }, "set_expr_block_elements");
   hw::set_expr_block_elements(16);
   hw::set_expr_block_elements(0);
-  EXPECT_EQ(hw::expr_block_elements(1), 2048u);
-  EXPECT_EQ(hw::expr_block_elements(1000), 256u);
+  EXPECT_EQ(hw::expr_block_elements(1, 0), 2048u);
+  EXPECT_EQ(hw::expr_block_elements(1, 4), 1024u);
+  EXPECT_EQ(hw::expr_block_elements(1, 16), 256u);
+  EXPECT_EQ(hw::expr_block_elements(1000, 0), 256u);
 }
 
 std::string name(const testing::TestParamInfo<Param>& info) {
