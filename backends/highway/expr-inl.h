@@ -572,7 +572,7 @@ inline void Decode(const ExprCall& call, std::size_t streaming_bytes, std::size_
   plan.prefetch = steps_reading_inputs > 1;
   std::size_t input_bytes = 0;
   for (int r = 0; r < plan.reads; ++r) input_bytes += plan.input_bytes[plan.read_slot[r]];
-  plan.block = forced_block ? forced_block : expr_block_elements(plan.registers, input_bytes);
+  plan.block = forced_block ? forced_block : expr_block_elements(plan.registers, input_bytes, plan.prefetch);
 }
 
 // Each thread's register file and padded input copies, 64-byte aligned, kept between calls.
@@ -646,8 +646,8 @@ inline void RunBlock(const Plan& plan, Block& b, char* staging, std::size_t star
       // The next block of every input, requested now: steps read the inputs one or two
       // at a time, and the streams of the later ones would idle until their turn (from
       // DRAM, c = a*b + c*d went from 0.87x to 0.95x an OpenMP loop, min(max(s*a + b, lo),
-      // hi) from 1.06x to 1.3x). A program that reads all its inputs in one step does not
-      // need it, and an add ran 5-10 % slower with it.
+      // hi) from 1.06x to 1.3x; see expr_block_elements). A program that reads all its
+      // inputs in one step does not need it, and an add ran 5-10 % slower with it.
       if (plan.prefetch)
         for (std::size_t offset = 0; offset < len * bytes; offset += 64) hwy::Prefetch(first + len * bytes + offset);
     }

@@ -19,13 +19,16 @@ void run_expr(const ExprCall& call, int threads);
 std::size_t expr_streaming_calls();
 
 // Elements per block for a program of `registers` block registers reading
-// `input_bytes_per_element` bytes of inputs per element: a power of two from 256 to 2048.
-// Its registers (blocks of doubles) stay within 32 KiB of L1, so that intermediates never
-// reach memory. Each step reads one or two of the inputs, so a block reads them one after
-// another: past 4 KiB of inputs per block, streams from DRAM idle too long between turns
-// (c = a*b + c*d ran at 0.87x an OpenMP loop with 2048 elements, 0.92x with 256), while
-// short blocks cost a call per instruction and output each.
-inline std::size_t expr_block_elements(int registers, std::size_t input_bytes_per_element) {
+// `input_bytes_per_element` bytes of inputs per element, `in_turn` when its steps read
+// the inputs one or two at a time (then each block prefetches the next one's inputs).
+// Registers are blocks of doubles and stay within 32 KiB of L1, so that intermediates
+// never reach memory. Inputs read in turn want short blocks, so that every stream keeps
+// coming back to DRAM: 128 elements gave c = a*b + c*d and a 3-step chain 0.95-1.0x an
+// OpenMP loop at n = 2^22..2^24 in f32 and f64, 256 gave 0.81-0.96x, 2048 0.58-0.73x
+// (the prefetches of a long block evict the registers). Otherwise a block holds up to
+// 4 KiB of inputs, up to 2048 elements: long blocks save a call per instruction.
+inline std::size_t expr_block_elements(int registers, std::size_t input_bytes_per_element, bool in_turn) {
+  if (in_turn) return 128;
   std::size_t block = 2048;
   while (block > 256 && (static_cast<std::size_t>(registers) * block * sizeof(double) > (std::size_t(32) << 10) ||
                          input_bytes_per_element * block > (std::size_t(4) << 10)))

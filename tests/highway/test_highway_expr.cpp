@@ -416,10 +416,11 @@ TEST(HighwayExprBlocks, ForcedSizeMustSuitEveryTarget) {
     expect_error(Errc::invalid_argument, [&] { hw::set_expr_block_elements(bad); }, "set_expr_block_elements");
   hw::set_expr_block_elements(16);
   hw::set_expr_block_elements(0);
-  EXPECT_EQ(hw::expr_block_elements(1, 0), 2048u);
-  EXPECT_EQ(hw::expr_block_elements(1, 4), 1024u);
-  EXPECT_EQ(hw::expr_block_elements(1, 16), 256u);
-  EXPECT_EQ(hw::expr_block_elements(1000, 0), 256u);
+  EXPECT_EQ(hw::expr_block_elements(1, 0, false), 2048u);
+  EXPECT_EQ(hw::expr_block_elements(1, 4, false), 1024u);
+  EXPECT_EQ(hw::expr_block_elements(1, 16, false), 256u);
+  EXPECT_EQ(hw::expr_block_elements(1000, 0, false), 256u);
+  EXPECT_EQ(hw::expr_block_elements(1, 4, true), 128u);
 }
 
 std::string name(const testing::TestParamInfo<Param>& info) {
