@@ -1,17 +1,18 @@
 // The vectorized expression evaluator, compiled once per Highway target (see expr.cc).
 //
-// A register VM over the program of ew_internal/program.hpp, as numexpr: the output range
-// is cut into blocks of expr_block_elements, and each instruction runs as one vector loop
-// over the whole block, from its operands' registers (one block each, in a thread's own
-// register file, so intermediates stay in L1) into its own. Inputs are read from memory
-// where they are (LoadU: any element alignment); params, constants and whatever depends on
-// them alone are computed once per call by the scalar reference (a "uniform") and
-// broadcast with Set inside the loops. Outputs are stored after the block's last
-// instruction, so an output that is also an input is only written once the block has read
-// it. A block whose length is not a multiple of the vector length (a piece's tail, or the
-// head that aligns output 0 for streaming stores) first copies its inputs into padded
-// buffers: no masked or partial loads, which Highway 1.0.3 lacks (LoadN) or makes fault on
-// misaligned pointers (MaskedLoad on SSSE3/SSE4).
+// A register VM over the program of ew_internal/program.hpp, as numexpr: each thread's
+// piece of the output range is cut into blocks (expr_block_elements), and each instruction
+// runs as one vector loop over the whole block, from its operands' registers (one block
+// each, in the thread's own register file, so intermediates stay in L1) into its own.
+// Inputs are read from memory where they are (LoadU: any element alignment); params,
+// constants and whatever depends on them alone are computed once per call by the scalar
+// reference (a "uniform") and broadcast with Set inside the loops. An output is stored by
+// the step that computes it when nothing reads it afterwards, else after the block's last
+// step, so an output that is also an input is only written once the block has read it.
+// The head that aligns output 0 (for streaming and aligned stores) and a piece's last
+// partial vector first copy their inputs into padded buffers: no masked or partial loads,
+// which Highway 1.0.3 lacks (LoadN) or makes fault on misaligned pointers (MaskedLoad on
+// SSSE3/SSE4).
 //
 // Every operation rounds as element_eval.hpp does: the kit of math_kit-inl.h (fma is one
 // rounding everywhere, lane by lane through std::fma where the target has no FMA), the
