@@ -9,6 +9,7 @@
 
 #include "cpu_probe.hpp"
 #include "ew/ew.hpp"
+#include "expressions.hpp"
 #include "gpu.hpp"
 #include "options.hpp"
 #include "report.hpp"
@@ -85,12 +86,14 @@ int run(const Options& o) {
   if (host) r.ceilings.push_back(cpu::measure_ceilings(r.machine, o.quick, ceiling_reps));
   if (device) r.ceilings.push_back(gpu::measure_ceilings(o.quick, ceiling_reps));
 
-  progress.set_total(count_points(plan, targets));
-  r.results = run_sweep(plan, targets, progress);
-  progress.set_total(0);
+  if (!o.only_expressions) {
+    progress.set_total(count_points(plan, targets));
+    r.results = run_sweep(plan, targets, progress);
+    progress.set_total(0);
+  }
 
   const std::vector<int> ks = o.quick ? std::vector<int>{1, 4, 16, 64, 256} : std::vector<int>{1, 2, 4, 8, 16, 32, 64, 128, 256};
-  for (ew::DType d : plan.dtypes) {
+  for (ew::DType d : o.only_expressions ? std::vector<ew::DType>{} : plan.dtypes) {
     if (host) {
       progress.step(std::string("intensity probe, cpu ") + ew::to_string(d));
       std::size_t n = std::max<std::size_t>(std::size_t(1) << 22, 4 * r.machine.llc_bytes / ew::size_of(d));
@@ -101,6 +104,20 @@ int run(const Options& o) {
       for (const IntensityPoint& p : gpu::intensity(d, ks, std::size_t(1) << (o.quick ? 25 : 27), r.reps))
         r.intensity.push_back(p);
     }
+  }
+
+  if (!o.no_expressions) {
+    ExprPlan ep;
+    ep.backends = o.backends;
+    ep.expressions = !o.expressions.empty() ? o.expressions : o.quick ? quick_expressions() : expression_names();
+    ep.dtypes = !o.dtypes.empty() ? o.dtypes : o.quick ? std::vector<ew::DType>{ew::DType::f32} : plan.dtypes;
+    ep.log2_sizes = !o.sizes_log2.empty() ? o.sizes_log2 : o.quick ? std::vector<int>{plan.host_log2.back()} : plan.host_log2;
+    ep.cold = plan.cold, ep.warm = plan.warm, ep.peers = o.peers, ep.quick = o.quick, ep.reps = r.reps;
+    ep.cold_bytes = plan.host_cold_bytes;
+    if (const Ceilings* c = r.ceilings_of(Place::host)) ep.memory_gbps = c->memory_gbps;
+    ExprSection section = measure_expressions(ep, progress);
+    r.expressions = std::move(section.results);
+    r.expression_call_costs = std::move(section.call_costs);
   }
 
   if (o.ladder) {

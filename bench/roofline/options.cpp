@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "ew/error.hpp"
+#include "expressions.hpp"
 
 namespace ew::roofline {
 
@@ -31,6 +32,10 @@ const char* usage() {
          "  --reps N         timed repetitions per point, 1..1000000 (default 7, --quick 3)\n"
          "  --no-peers       skip the peer implementations\n"
          "  --ladder         also the GPU optimization ladder (needs a CUDA build and a GPU)\n"
+         "  --expressions LIST  relu,silu,dot4,clamp,chain3: the expressions section, fused against\n"
+         "                   the fixed ops and an OpenMP loop (default: all; --quick: silu,chain3)\n"
+         "  --no-expressions    skip the expressions section\n"
+         "  --only-expressions  only the ceilings and the expressions section\n"
          "  --json FILE      write every figure as JSON (schema in docs/roofline.md)\n"
          "  --plot FILE      write the roofline and bandwidth-vs-size charts as one SVG\n"
          "  -h, --help       this text\n"
@@ -221,6 +226,21 @@ Options parse(int argc, char** argv) {
       flag_only(), o.ladder = true;
     } else if (arg == "--no-peers") {
       flag_only(), o.peers = false;
+    } else if (arg == "--expressions") {
+      std::string names;
+      for (const std::string& e : expression_names()) names += (names.empty() ? "" : ", ") + e;
+      const std::string spec = take("a list such as relu,chain3");
+      if (list(spec).empty()) throw UsageError("--expressions: empty list; give " + names);
+      for (const std::string& e : list(spec)) {
+        const std::vector<std::string>& known = expression_names();
+        if (std::find(known.begin(), known.end(), e) == known.end())
+          throw UsageError("--expressions: unknown expression '" + e + "'; give " + names);
+        add_unique(o.expressions, e);
+      }
+    } else if (arg == "--no-expressions") {
+      flag_only(), o.no_expressions = true;
+    } else if (arg == "--only-expressions") {
+      flag_only(), o.only_expressions = true;
     } else if (arg == "--help" || arg == "-h") {
       flag_only(), o.help = true;
     } else if (arg.rfind("-", 0) == 0 && arg.size() > 1) {
@@ -229,6 +249,9 @@ Options parse(int argc, char** argv) {
       throw UsageError("unexpected argument '" + arg + "'; ew-roofline takes options only (--help lists them)");
     }
   }
+  if (o.no_expressions && (o.only_expressions || !o.expressions.empty()))
+    throw UsageError(std::string("--no-expressions contradicts ") +
+                     (o.only_expressions ? "--only-expressions" : "--expressions"));
   if (cold || warm) o.cold = cold, o.warm = warm;
   else if (o.quick) o.warm = false;
   return o;

@@ -22,6 +22,10 @@ struct Options {
   int reps = 0;  // 0: 7, or 3 with --quick
   bool ladder = false;
   bool peers = true;
+  // The expressions section (expressions.hpp): which ones (empty: all; --quick: silu, chain3),
+  // none at all, or nothing else (no fixed-op sweep, no intensity probe).
+  std::vector<std::string> expressions;
+  bool no_expressions = false, only_expressions = false;
   bool help = false;
   std::string json, plot;
 

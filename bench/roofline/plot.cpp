@@ -360,7 +360,9 @@ void write_svg(const Report& r, const std::string& path) {
       ops.push_back(oi.op);
   const double width = 1280, roof_h = 640, panel_w = 640, panel_h = 330, header = 56;
   const int rows = int(ops.size() + 1) / 2;
-  const double height = header + roof_h + rows * panel_h + 30;
+  double expressions_h = 0;
+  const std::string expressions = expressions_svg(r, header + roof_h + rows * panel_h, width, expressions_h);
+  const double height = header + roof_h + rows * panel_h + expressions_h + 30;
 
   Palette pal;
   // Library backends take their colors first, so the legend lists them first.
@@ -381,6 +383,7 @@ void write_svg(const Report& r, const std::string& path) {
   roofline_panel(s, r, pal, 0, header, width, roof_h);
   for (std::size_t i = 0; i < ops.size(); ++i)
     bandwidth_panel(s, r, pal, ops[i], (i % 2) * panel_w, header + roof_h + (i / 2) * panel_h, panel_w, panel_h);
+  s << expressions;
   text(s, 20, height - 10,
        "Bandwidth counts the op table's bytes (each input read once, the output written once); "
        "solid f32, dashed f64; filled markers = library backends, hollow = peers.",

@@ -145,6 +145,7 @@ void print_table(const Report& r, std::FILE* out) {
   } else if (!r.ladder_skipped.empty()) {
     std::fprintf(out, "\nladder not run: %s\n", r.ladder_skipped.c_str());
   }
+  print_expressions(r, out);
   std::fprintf(out, "\n%.1f s in all\n", r.elapsed_seconds);
 }
 
@@ -329,6 +330,28 @@ void write_json(const Report& r, const std::string& path) {
     stats(j, s.seconds);
     j.field("gbps", s.gbps).maybe("pct_of_ceiling", s.pct_of_ceiling).maybe("gain", s.gain);
     j.field("verified", s.verified).field("note", s.note).end_object();
+  }
+  j.end_array();
+
+  j.begin_array("expressions");
+  for (const ExprResult& x : r.expressions) {
+    j.begin_object().field("expression", x.expression).field("formula", x.formula).field("method", x.method);
+    j.field("target", x.target).field("device", to_string(x.place)).field("dtype", to_string(x.dtype)).field("n", x.n);
+    j.field("cache", to_string(x.cache)).field("nodes", x.nodes).field("transcendental", x.transcendental);
+    j.field("bytes_per_element", x.bytes_per_element);
+    j.field("fixed_ops", x.fixed_ops.empty() ? nullptr : x.fixed_ops.c_str()).field("available", x.available);
+    j.field("reason", x.available ? nullptr : x.reason.c_str());
+    if (x.available) stats(j, x.seconds), j.field("gbps", x.gbps);
+    else j.null("seconds").null("seconds_min").null("seconds_max").null("reps").null("spread").null("unsteady").null("gbps");
+    j.maybe("pct_of_measured_ceiling", x.pct_of_measured_ceiling).maybe("ratio_to_peer", x.ratio_to_peer);
+    j.maybe("ratio_to_unfused", x.ratio_to_unfused).field("verified", x.verified).end_object();
+  }
+  j.end_array();
+  j.begin_array("expression_call_cost");
+  for (const CallCost& c : r.expression_call_costs) {
+    j.begin_object().field("backend", c.backend).field("call", c.what).field("n", c.n);
+    stats(j, c.seconds);
+    j.field("ns", c.seconds.median * 1e9).end_object();
   }
   j.end_array();
   j.end_object();

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "expressions.hpp"
 #include "roofline.hpp"
 #include "sweep.hpp"
 
@@ -21,6 +22,8 @@ struct Report {
   std::vector<LadderStep> ladder;
   std::string ladder_skipped;      // why --ladder did not run, if asked for
   std::vector<Skipped> skipped;    // backends asked for that could not run, with the reason
+  std::vector<ExprResult> expressions;           // the expressions section (expressions.hpp)
+  std::vector<CallCost> expression_call_costs;
   double elapsed_seconds = 0;
 
   const Ceilings* ceilings_of(Place p) const {

@@ -1,0 +1,704 @@
+#include "expressions.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <thread>
+
+#include "cpu_probe.hpp"
+#include "ew/ew.hpp"
+#include "report.hpp"
+#include "timing.hpp"
+#if defined(EW_ROOFLINE_CPU_PEERS)
+#include "cpu/expr_peers.hpp"
+#endif
+
+namespace ew::roofline {
+
+namespace {
+
+constexpr std::size_t page = 4096;
+// Verification compares this many elements (or n, if fewer) with the scalar backend:
+// enough for every backend to split the call among its threads, cheap for the reference.
+constexpr std::size_t verify_elements = std::size_t(1) << 20;
+
+// One expression of the fixed set. Its operands are `inputs` arrays, then the output
+// (unless it is written in place on input 2), then the fixed ops' temporaries.
+struct Entry {
+  const char* name;
+  const char* formula;
+  int inputs;
+  bool in_place;
+  int temporaries;
+  const char* fixed_ops;  // nullptr: no sequence of the fixed ops computes it
+  bool transcendental;
+  std::vector<double> params;
+  Expr (*build)(DType);
+
+  int arrays() const { return inputs + (in_place ? 0 : 1) + temporaries; }
+  // Distinct inputs read once, the one output written once.
+  int bytes_per_element(DType d) const { return (inputs + 1) * int(size_of(d)); }
+};
+
+const std::vector<Entry>& catalog() {
+  static const std::vector<Entry> entries = {
+      {"relu", "y = max(x, 0)", 1, false, 0, nullptr, false, {},
+       [](DType d) { return max(input(0, d), 0); }},
+      {"silu", "y = x * sigmoid(x)", 1, false, 0, nullptr, true, {},
+       [](DType d) {
+         const Expr x = input(0, d);
+         return x * sigmoid(x);
+       }},
+      {"dot4", "c = a*b + c*d (in place on c)", 4, true, 2, "mul, mul, add", false, {},
+       [](DType d) { return input(0, d) * input(1, d) + input(2, d) * input(3, d); }},
+      {"clamp", "y = min(max(s*a + b, lo), hi)", 2, false, 0, nullptr, false, {0.75, -0.5, 0.5},
+       [](DType d) { return min(max(param(0, d) * input(0, d) + input(1, d), param(1, d)), param(2, d)); }},
+      // t = a + b; t = s*t; y = t + c, as one expression: the same bits as the three ops.
+      {"chain3", "y = s*(a + b) + c (t = a + b; t = s*t; y = t + c)", 3, false, 1, "add, scale, add", false, {0.75},
+       [](DType d) { return param(0, d) * (input(0, d) + input(1, d)) + input(2, d); }},
+  };
+  return entries;
+}
+
+// The operands of one call: a set of the arena.
+struct Arrays {
+  const void* in[4] = {};
+  void* out = nullptr;
+  void* tmp[2] = {};
+};
+
+struct Layout {
+  std::size_t array_bytes = 0, set_bytes = 0, sets = 1;
+};
+
+Layout layout(const Entry& e, DType d, std::size_t n, Cache cache, std::size_t cold_bytes, std::size_t arena_bytes) {
+  Layout l;
+  l.array_bytes = (n * size_of(d) + page - 1) / page * page;
+  l.set_bytes = e.arrays() * l.array_bytes;
+  if (cache == Cache::cold) {
+    const std::size_t want = (cold_bytes + l.set_bytes - 1) / l.set_bytes;
+    l.sets = std::max<std::size_t>(1, std::min(want, arena_bytes / l.set_bytes));
+  }
+  return l;
+}
+
+Arrays arrays_of(const Entry& e, const Layout& l, char* base, std::size_t set) {
+  char* p = base + set * l.set_bytes;
+  Arrays a;
+  int k = 0;
+  for (; k < e.inputs; ++k) a.in[k] = p + k * l.array_bytes;
+  a.out = e.in_place ? const_cast<void*>(a.in[2]) : p + (k++) * l.array_bytes;
+  for (int t = 0; t < e.temporaries; ++t) a.tmp[t] = p + (k++) * l.array_bytes;
+  return a;
+}
+
+// Uniform values in [-1, 1) from a hash of the index, multiples of 2^-23: mixed signs
+// (relu and clamp take both sides), never subnormal, and in place dot4's c converges
+// to a*b / (1 - d), finite.
+void fill(void* p, std::size_t count, DType d) {
+  const std::ptrdiff_t m = static_cast<std::ptrdiff_t>(count);
+  auto value = [](std::uint64_t i) {
+    std::uint64_t x = (i + 1) * 0x9E3779B97F4A7C15ull;
+    x ^= x >> 31, x *= 0xBF58476D1CE4E5B9ull, x ^= x >> 29;
+    return -1 + 2 * double(x >> 40) * 0x1p-24;
+  };
+  if (d == DType::f32) {
+    auto* f = static_cast<float*>(p);
+#pragma omp parallel for schedule(static)
+    for (std::ptrdiff_t i = 0; i < m; ++i) f[i] = static_cast<float>(value(std::uint64_t(i)));
+  } else {
+    auto* f = static_cast<double*>(p);
+#pragma omp parallel for schedule(static)
+    for (std::ptrdiff_t i = 0; i < m; ++i) f[i] = value(std::uint64_t(i));
+  }
+}
+
+InputArray input_array(const void* p, std::size_t n, DType d) {
+  InputArray a;
+  a.data = p, a.size = n, a.dtype = d, a.space = MemorySpace::host;
+  return a;
+}
+
+OutputArray output_array(void* p, std::size_t n, DType d) {
+  OutputArray a;
+  a.data = p, a.size = n, a.dtype = d, a.space = MemorySpace::host;
+  return a;
+}
+
+void run_kernel(const Kernel& k, Context& ctx, const Entry& e, DType d, std::size_t n, const Arrays& a) {
+  InputArray in[4];
+  for (int i = 0; i < e.inputs; ++i) in[i] = input_array(a.in[i], n, d);
+  const OutputArray out = output_array(a.out, n, d);
+  k.run(ctx, in, std::size_t(e.inputs), &out, 1, e.params.data(), e.params.size());
+}
+
+template <class T>
+void run_fixed_ops(Context& ctx, const Entry& e, std::size_t n, const Arrays& a) {
+  auto in = [&](int k) { return Span<const T>(static_cast<const T*>(a.in[k]), n, MemorySpace::host); };
+  auto tmp = [&](int k) { return Span<T>(static_cast<T*>(a.tmp[k]), n, MemorySpace::host); };
+  const Span<T> out(static_cast<T*>(a.out), n, MemorySpace::host);
+  const std::string name = e.name;
+  if (name == "dot4") {
+    mul<T>(ctx, in(0), in(1), tmp(0));
+    mul<T>(ctx, in(2), in(3), tmp(1));
+    add<T>(ctx, tmp(0), tmp(1), out);
+  } else if (name == "chain3") {
+    add<T>(ctx, in(0), in(1), tmp(0));
+    scale<T>(ctx, static_cast<T>(e.params[0]), tmp(0), tmp(0));
+    add<T>(ctx, tmp(0), in(2), out);
+  } else {
+    throw std::logic_error(std::string("no fixed-op sequence for ") + e.name);
+  }
+}
+
+// A CPU backend measured here, or one whose expressions ew-roofline cannot time yet.
+struct BackendUse {
+  std::string name;
+  std::shared_ptr<Context> ctx;
+  std::string not_measured;  // non-empty: the reason
+};
+
+std::vector<BackendUse> backends_for(const ExprPlan& plan) {
+  std::vector<Backend> wanted = plan.backends;
+  if (wanted.empty()) {
+    const bool other_cpu = backend_status(Backend::highway).usable || backend_status(Backend::kokkos).usable;
+    for (const BackendStatus& s : available_backends())
+      if (s.usable && !(plan.quick && s.backend == Backend::scalar && other_cpu)) wanted.push_back(s.backend);
+  }
+  std::vector<BackendUse> uses;
+  for (Backend b : wanted) {
+    const BackendStatus st = backend_status(b);
+    if (!st.usable) continue;  // already reported with its reason as a skipped backend
+    BackendUse u;
+    u.name = st.name;
+    try {
+      u.ctx = std::make_shared<Context>(b);
+      // GPU hook: expressions on a backend whose memory is on a GPU (cuda, kokkos on a GPU)
+      // come with issue 12's CUDA expression path. They will be timed like run_sweep times
+      // the GPU ops (a device arena, CUDA events on gpu::stream(), a CUDA peer kernel per
+      // formula); until then each point says so.
+      if (Buffer<float>(*u.ctx, 64).space() == MemorySpace::device)
+        u.not_measured = "expressions on a GPU are not measured by ew-roofline yet (issue 12: the CUDA expression path)";
+    } catch (const std::exception& ex) {
+      u.not_measured = ex.what();
+    }
+    uses.push_back(std::move(u));
+  }
+  return uses;
+}
+
+// One way to compute an expression at a point: fused or unfused on a backend, or the peer.
+struct Method {
+  std::string kind, target;
+  bool exact = true;  // must match the scalar backend bit for bit
+  std::function<void(DType, std::size_t, const Arrays&)> run;
+  std::function<void()> sync = [] {};
+  std::string unavailable;  // set once it could not run: every later point says why
+  bool verified = false, checked = false;
+};
+
+template <class T>
+bool matches(const Method& m, const std::vector<T>& got, const std::vector<T>& ref) {
+  const T tolerance = sizeof(T) == 4 ? T(1e-6) : T(1e-14);
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const bool ok = m.exact ? std::memcmp(&got[i], &ref[i], sizeof(T)) == 0
+                            : std::abs(got[i] - ref[i]) <= tolerance * std::max(std::abs(ref[i]), T(1));
+    if (!ok) return false;
+  }
+  return true;
+}
+
+// One call on the first elements of `a` (the output poisoned first) against the scalar
+// backend's Kernel on copies of the inputs as they were.
+template <class T>
+bool verify_typed(Method& m, const Entry& e, const Kernel& k, Context& scalar, std::size_t n, const Arrays& a) {
+  std::vector<std::vector<T>> in(e.inputs);
+  for (int i = 0; i < e.inputs; ++i) {
+    const T* p = static_cast<const T*>(a.in[i]);
+    in[i].assign(p, p + n);
+  }
+  T* out = static_cast<T*>(a.out);
+  if (!e.in_place) std::fill(out, out + n, std::numeric_limits<T>::quiet_NaN());
+  m.run(dtype_v<T>, n, a);
+  m.sync();
+  const std::vector<T> got(out, out + n);
+  std::vector<T> ref(n);
+  Arrays copies;
+  for (int i = 0; i < e.inputs; ++i) copies.in[i] = in[i].data();
+  copies.out = ref.data();
+  run_kernel(k, scalar, e, dtype_v<T>, n, copies);
+  return matches(m, got, ref);
+}
+
+// Median seconds per call over `reps` batches of back-to-back calls, as run_sweep times
+// the fixed ops: consecutive calls take consecutive sets of the arena. First a pause:
+// idle OpenMP threads spin for milliseconds after a loop (the highway team for 200 us),
+// and on a machine with few cores the previous method's spinning threads would slow
+// this one's first calls.
+Stats time_method(Method& m, const Entry& e, DType d, std::size_t n, const Layout& l, char* base, int reps,
+                  double batch_seconds) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  std::size_t set = 0;
+  auto batch = [&](long calls) {
+    return seconds_of([&] {
+      for (long c = 0; c < calls; ++c) {
+        m.run(d, n, arrays_of(e, l, base, set));
+        set = (set + 1) % l.sets;
+      }
+      m.sync();
+    });
+  };
+  batch(1);  // warm-up
+  double one = batch(1);
+  for (int extra = 0; extra < 2 && one < batch_seconds / 4; ++extra) one = std::min(one, batch(1));
+  const long calls = batch_for(one, batch_seconds);
+  std::vector<double> per_call;
+  for (int rep = 0; rep < reps; ++rep) per_call.push_back(batch(calls) / double(calls));
+  return summarize(per_call);
+}
+
+int node_count(const Kernel& k) {
+  std::istringstream lines(k.str());
+  int nodes = 0;
+  for (std::string line; std::getline(lines, line);)
+    if (!line.empty() && line.rfind("out ", 0) != 0) ++nodes;
+  return nodes;
+}
+
+std::vector<Cache> caches(const ExprPlan& plan) {
+  std::vector<Cache> c;
+  if (plan.cold) c.push_back(Cache::cold);
+  if (plan.warm) c.push_back(Cache::warm);
+  return c;
+}
+
+// The cost of a call on 16 elements: c = a + b as a Kernel and as the fixed op add.
+std::vector<CallCost> call_costs(const std::vector<BackendUse>& uses, int reps, double batch_seconds) {
+  std::vector<CallCost> costs;
+  constexpr std::size_t n = 16;
+  std::vector<float> a(n, 1.5f), b(n, 0.25f), c(n);
+  const Kernel k = compile({input<float>(0) + input<float>(1)});
+  for (const BackendUse& u : uses) {
+    if (!u.not_measured.empty()) continue;
+    Context& ctx = *u.ctx;
+    const std::function<void()> kernel = [&] { k(ctx, {a, b}, {c}); };
+    const std::function<void()> op = [&] { add<float>(ctx, a, b, c); };
+    struct Timed {
+      const char* what;
+      const std::function<void()>* f;
+      long calls = 1;
+      std::vector<double> per_call;
+    } timed[] = {{"kernel c = a + b", &kernel, 1, {}}, {"op add", &op, 1, {}}};
+    try {
+      for (Timed& t : timed) {
+        (*t.f)();
+        double one = 1e30;
+        for (int i = 0; i < 3; ++i) one = std::min(one, seconds_of(*t.f));
+        t.calls = batch_for(std::max(one, 1e-8), batch_seconds, 1L << 22);
+      }
+      // Alternating, so that a disturbance of the machine hits both alike.
+      for (int rep = 0; rep < reps; ++rep)
+        for (Timed& t : timed) {
+          const double s = seconds_of([&] {
+            for (long i = 0; i < t.calls; ++i) (*t.f)();
+            ctx.synchronize();
+          });
+          t.per_call.push_back(s / double(t.calls));
+        }
+    } catch (const std::exception& ex) {
+      std::fprintf(stderr, "ew-roofline: %s: call cost not measured: %s\n", u.name.c_str(), ex.what());
+      continue;
+    }
+    for (Timed& t : timed) costs.push_back({u.name, t.what, n, summarize(t.per_call)});
+  }
+  return costs;
+}
+
+}  // namespace
+
+const std::vector<std::string>& expression_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v;
+    for (const Entry& e : catalog()) v.push_back(e.name);
+    return v;
+  }();
+  return names;
+}
+
+std::vector<std::string> quick_expressions() { return {"silu", "chain3"}; }
+
+ExprSection measure_expressions(const ExprPlan& plan, Progress& progress) {
+  ExprSection section;
+  if (plan.expressions.empty() || plan.dtypes.empty() || plan.log2_sizes.empty()) return section;
+  const std::vector<BackendUse> uses = backends_for(plan);
+  if (uses.empty()) return section;
+  Context scalar(Backend::scalar);
+  const double batch_seconds = plan.quick ? 2e-3 : 4e-3;
+
+  std::vector<const Entry*> entries;
+  for (const Entry& e : catalog())
+    if (std::find(plan.expressions.begin(), plan.expressions.end(), e.name) != plan.expressions.end())
+      entries.push_back(&e);
+
+  // One arena for the section: the cold footprint, or the largest set if that is larger.
+  std::size_t arena_bytes = plan.cold_bytes;
+  for (const Entry* e : entries)
+    for (DType d : plan.dtypes)
+      arena_bytes = std::max(arena_bytes, layout(*e, d, std::size_t(1) << plan.log2_sizes.back(), Cache::warm, 0, 0).set_bytes);
+  const bool any_measured = std::any_of(uses.begin(), uses.end(), [](const BackendUse& u) { return u.not_measured.empty(); });
+  std::unique_ptr<char, void (*)(void*)> arena(nullptr, cpu::host_free);
+  if (any_measured) arena.reset(static_cast<char*>(cpu::host_alloc(arena_bytes)));
+
+  for (DType d : plan.dtypes) {
+    // Operands for every expression of this dtype, over every set any of them uses. dot4
+    // rewrites its c in place, to finite values; the expressions after it in the catalog
+    // read those as they are.
+    if (arena) {
+      std::size_t used = 0;
+      for (const Entry* e : entries)
+        for (int lg : plan.log2_sizes) {
+          const Layout l = layout(*e, d, std::size_t(1) << lg, plan.cold ? Cache::cold : Cache::warm, plan.cold_bytes,
+                                  arena_bytes);
+          used = std::max(used, l.sets * l.set_bytes);
+        }
+      progress.step(std::string("expressions: operands, ") + to_string(d));
+      fill(arena.get(), used / size_of(d), d);
+    }
+    for (const Entry* ep : entries) {
+      const Entry& e = *ep;
+      const Kernel kernel = compile({e.build(d)});
+      const int nodes = node_count(kernel);
+
+      std::vector<Method> methods;
+      for (const BackendUse& u : uses) {
+        Method fused;
+        fused.kind = "fused", fused.target = u.name, fused.unavailable = u.not_measured;
+        Context* ctx = u.ctx.get();
+        fused.run = [kernel, ctx, &e](DType dt, std::size_t n, const Arrays& a) { run_kernel(kernel, *ctx, e, dt, n, a); };
+        if (ctx) fused.sync = [ctx] { ctx->synchronize(); };
+        methods.push_back(fused);
+        if (!e.fixed_ops) continue;
+        Method unfused = fused;
+        unfused.kind = "unfused";
+        unfused.run = [ctx, &e](DType dt, std::size_t n, const Arrays& a) {
+          if (dt == DType::f32) run_fixed_ops<float>(*ctx, e, n, a);
+          else run_fixed_ops<double>(*ctx, e, n, a);
+        };
+        methods.push_back(unfused);
+      }
+#if defined(EW_ROOFLINE_CPU_PEERS)
+      if (plan.peers && any_measured) {
+        Method peer;
+        peer.kind = "peer", peer.target = "openmp loop", peer.exact = false;
+        peer.run = [&e](DType dt, std::size_t n, const Arrays& a) {
+          if (!bench::run_expr_peer(e.name, dt, n, a.in, a.out, e.params.data()))
+            throw std::logic_error(std::string("no peer loop for ") + e.name);
+        };
+        methods.push_back(peer);
+      }
+#endif
+
+      for (int lg : plan.log2_sizes) {
+        const std::size_t n = std::size_t(1) << lg;
+        std::map<std::size_t, ExprResult> cold_of;  // by method: reused for warm when cold needed no rotation
+        for (Cache cache : caches(plan)) {
+          const Layout l = layout(e, d, n, cache, plan.cold_bytes, arena_bytes);
+          const bool same_as_cold = cache == Cache::warm && plan.cold &&
+                                    layout(e, d, n, Cache::cold, plan.cold_bytes, arena_bytes).sets == 1;
+          const std::size_t first = section.results.size();
+          for (std::size_t mi = 0; mi < methods.size(); ++mi) {
+            Method& m = methods[mi];
+            ExprResult r;
+            r.expression = e.name, r.formula = e.formula, r.method = m.kind, r.target = m.target;
+            r.fixed_ops = e.fixed_ops ? e.fixed_ops : "";
+            r.dtype = d, r.n = n, r.cache = cache, r.nodes = nodes, r.transcendental = e.transcendental;
+            r.bytes_per_element = e.bytes_per_element(d);
+            if (m.unavailable.empty() && same_as_cold && cold_of.count(mi)) {
+              r = cold_of[mi];
+              r.cache = Cache::warm;
+              section.results.push_back(r);
+              continue;
+            }
+            progress.step("expressions: " + m.target + " " + m.kind + " " + e.name + " " + to_string(d) + " n=2^" +
+                          std::to_string(lg) + " " + to_string(cache));
+            if (m.unavailable.empty()) {
+              try {
+                if (!m.checked) {
+                  const std::size_t vn = std::min(n, verify_elements);
+                  const Arrays a = arrays_of(e, l, arena.get(), 0);
+                  m.verified = d == DType::f32 ? verify_typed<float>(m, e, kernel, scalar, vn, a)
+                                               : verify_typed<double>(m, e, kernel, scalar, vn, a);
+                  m.checked = true;
+                  if (!m.verified) {
+                    progress.clear();
+                    std::fprintf(stderr, "warning: %s %s %s %s n=%zu differs from the scalar backend%s\n",
+                                 m.target.c_str(), m.kind.c_str(), e.name, to_string(d), vn,
+                                 m.exact ? " (not bit-identical)" : " (beyond the tolerance)");
+                  }
+                }
+                r.verified = m.verified;
+                r.seconds = time_method(m, e, d, n, l, arena.get(), plan.reps, batch_seconds);
+                r.gbps = double(r.bytes_per_element) * double(n) / r.seconds.median / 1e9;
+                if (plan.memory_gbps > 0) r.pct_of_measured_ceiling = 100.0 * r.gbps / plan.memory_gbps;
+              } catch (const std::exception& ex) {
+                m.unavailable = ex.what();
+                progress.clear();
+                std::fprintf(stderr, "ew-roofline: %s %s %s %s: not available: %s\n", m.target.c_str(), m.kind.c_str(),
+                             e.name, to_string(d), ex.what());
+              }
+            }
+            if (!m.unavailable.empty()) {
+              r.available = false, r.reason = m.unavailable;
+            } else if (cache == Cache::cold) {
+              cold_of[mi] = r;
+            }
+            section.results.push_back(r);
+          }
+          // Same-run ratios at this point.
+          const ExprResult* peer = nullptr;
+          for (std::size_t i = first; i < section.results.size(); ++i)
+            if (section.results[i].method == "peer" && section.results[i].available) peer = &section.results[i];
+          for (std::size_t i = first; i < section.results.size(); ++i) {
+            ExprResult& x = section.results[i];
+            if (!x.available || x.method == "peer") continue;
+            if (peer && peer->gbps > 0) x.ratio_to_peer = x.gbps / peer->gbps;
+            if (x.method != "fused") continue;
+            for (std::size_t j = first; j < section.results.size(); ++j) {
+              const ExprResult& u = section.results[j];
+              if (u.method == "unfused" && u.target == x.target && u.available && u.gbps > 0)
+                x.ratio_to_unfused = x.gbps / u.gbps;
+            }
+          }
+        }
+      }
+    }
+  }
+  arena.reset();
+  progress.step("expressions: call cost on 16 elements");
+  section.call_costs = call_costs(uses, plan.reps, batch_seconds);
+  return section;
+}
+
+namespace {
+
+std::string fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+std::string duration(double s) {
+  if (s < 1e-3) return fixed(s * 1e6, 2) + " us";
+  if (s < 1) return fixed(s * 1e3, 3) + " ms";
+  return fixed(s, 3) + " s";
+}
+
+const Entry* entry_named(const std::string& name) {
+  for (const Entry& e : catalog())
+    if (name == e.name) return &e;
+  return nullptr;
+}
+
+}  // namespace
+
+void print_expressions(const Report& r, std::FILE* out) {
+  if (r.expressions.empty() && r.expression_call_costs.empty()) return;
+  std::fprintf(out,
+               "\nexpressions: fused = one compiled ew::Kernel; unfused = the fixed ops through temporaries;\n"
+               "peer = an OpenMP loop of the formula (-O3 -march=native; exp from libm). GB/s count the distinct\n"
+               "inputs read once plus the output written once, alike for all three (ratios are ratios of time).\n");
+  std::vector<std::string> listed;
+  for (const ExprResult& x : r.expressions) {
+    if (std::find(listed.begin(), listed.end(), x.expression) != listed.end()) continue;
+    listed.push_back(x.expression);
+    const Entry* e = entry_named(x.expression);
+    std::fprintf(out, "  %-7s %-52s %2d nodes, %d arrays, fixed ops: %s%s\n", x.expression.c_str(), x.formula.c_str(),
+                 x.nodes, e ? e->inputs + 1 : 0, x.fixed_ops.empty() ? "none" : x.fixed_ops.c_str(),
+                 x.transcendental ? ", transcendental" : "");
+  }
+  std::fprintf(out, "\n%-7s %-5s %-5s %-5s %-9s %11s %13s %9s %6s %9s %9s %9s %9s\n", "expr", "dtype", "n", "cache",
+               "backend", "fused time", "spread", "GB/s", "%ceil", "unfused", "peer", "vs peer", "vs unfus");
+  int unsteady = 0, rows = 0;
+  for (const ExprResult& x : r.expressions) {
+    if (x.method != "fused") continue;
+    ++rows;
+    char head[96];
+    std::snprintf(head, sizeof head, "%-7s %-5s %-5s %-5s %-9s", x.expression.c_str(), to_string(x.dtype),
+                  pretty_n(x.n).c_str(), to_string(x.cache), x.target.c_str());
+    if (!x.available) {
+      std::fprintf(out, "%s not available: %s\n", head, x.reason.c_str());
+      continue;
+    }
+    const ExprResult *unfused = nullptr, *peer = nullptr;
+    for (const ExprResult& y : r.expressions) {
+      if (y.expression != x.expression || y.dtype != x.dtype || y.n != x.n || y.cache != x.cache) continue;
+      if (y.method == "unfused" && y.target == x.target) unfused = &y;
+      if (y.method == "peer") peer = &y;
+    }
+    std::string unfused_text = x.fixed_ops.empty() ? "none" : "n/a";
+    if (unfused && unfused->available) unfused_text = fixed(unfused->gbps, 1);
+    std::string peer_text = peer && peer->available ? fixed(peer->gbps, 1) : "-";
+    const double lo = 100.0 * (x.seconds.min / x.seconds.median - 1), hi = 100.0 * (x.seconds.max / x.seconds.median - 1);
+    std::string notes;
+    for (const ExprResult* y : {&x, unfused, peer}) {
+      if (!y || !y->available) continue;
+      const std::string who = y->method == "peer" ? "peer" : y->method;
+      if (!y->verified) notes += "  (" + who + " NOT VERIFIED)";
+      if (y->seconds.unsteady()) {
+        ++unsteady;
+        notes += "  UNSTEADY " + who + ": slowest batch " + fixed(y->seconds.spread(), 1) + "x the median";
+      }
+    }
+    std::fprintf(out, "%s %11s %13s %9.1f %6s %9s %9s %9s %9s%s\n", head, duration(x.seconds.median).c_str(),
+                 (fixed(lo, 0) + "/+" + fixed(hi, 0) + "%").c_str(), x.gbps,
+                 x.pct_of_measured_ceiling >= 0 ? fixed(x.pct_of_measured_ceiling, 1).c_str() : "-", unfused_text.c_str(),
+                 peer_text.c_str(), x.ratio_to_peer >= 0 ? (fixed(x.ratio_to_peer, 2) + "x").c_str() : "-",
+                 x.ratio_to_unfused >= 0 ? (fixed(x.ratio_to_unfused, 2) + "x").c_str() : "-", notes.c_str());
+  }
+  std::fprintf(out, "%d fused rows; %d unsteady measurements among them and their unfused and peer figures\n", rows,
+               unsteady);
+  if (!r.expression_call_costs.empty()) {
+    std::fprintf(out, "\none call on %zu floats (median of %d batches of back-to-back calls; fastest batch)\n",
+                 r.expression_call_costs.front().n, r.expression_call_costs.front().seconds.reps);
+    for (const CallCost& c : r.expression_call_costs)
+      std::fprintf(out, "  %-9s %-18s %8.1f ns  (%.1f)\n", c.backend.c_str(), c.what.c_str(), c.seconds.median * 1e9,
+                   c.seconds.min * 1e9);
+  }
+}
+
+namespace {
+
+std::string esc(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    if (c == '&') o += "&amp;";
+    else if (c == '<') o += "&lt;";
+    else if (c == '>') o += "&gt;";
+    else o += c;
+  }
+  return o;
+}
+
+// The colors of plot.cpp's palette, so a backend looks the same in every panel.
+std::string color_of(const std::string& target) {
+  static const std::map<std::string, std::string> colors = {{"highway", "#1f77b4"}, {"kokkos", "#9467bd"},
+                                                            {"scalar", "#7f7f7f"},  {"cuda", "#d62728"},
+                                                            {"openmp loop", "#e377c2"}};
+  auto it = colors.find(target);
+  return it != colors.end() ? it->second : "#8c564b";
+}
+
+}  // namespace
+
+// A bar chart at the largest size measured (cold where measured): per expression and
+// dtype, the fused bar of each backend, its unfused bar (pale), and the peer (hollow).
+std::string expressions_svg(const Report& r, double y0, double width, double& height) {
+  height = 0;
+  std::size_t n = 0;
+  bool any_cold = false;
+  for (const ExprResult& x : r.expressions)
+    if (x.available) n = std::max(n, x.n), any_cold = any_cold || x.cache == Cache::cold;
+  if (n == 0) return "";
+  const Cache shown = any_cold ? Cache::cold : Cache::warm;
+  struct Group {
+    std::string label;
+    std::vector<const ExprResult*> bars;
+  };
+  std::vector<Group> groups;
+  std::vector<std::string> backends;
+  double top = 0;
+  for (const std::string& name : expression_names())
+    for (DType d : all_dtypes) {
+      Group g{name + " " + to_string(d), {}};
+      // Each backend's fused and unfused bars side by side, the peer last.
+      for (const ExprResult& x : r.expressions)
+        if (x.method == "fused" && x.available && std::find(backends.begin(), backends.end(), x.target) == backends.end())
+          backends.push_back(x.target);
+      std::vector<std::pair<std::string, std::string>> order;  // (method, target)
+      for (const std::string& b : backends) order.push_back({"fused", b}), order.push_back({"unfused", b});
+      order.push_back({"peer", ""});
+      for (const auto& [method, target] : order)
+        for (const ExprResult& x : r.expressions)
+          if (x.expression == name && x.dtype == d && x.n == n && x.cache == shown && x.method == method &&
+              (method == "peer" || x.target == target) && x.available) {
+            g.bars.push_back(&x);
+            top = std::max(top, x.gbps);
+          }
+      if (!g.bars.empty()) groups.push_back(std::move(g));
+    }
+  if (groups.empty()) return "";
+  const Ceilings* cpu = r.ceilings_of(Place::host);
+  if (cpu && cpu->memory_gbps > 0) top = std::max(top, cpu->memory_gbps);
+  top *= 1.12;
+
+  height = 360;
+  const double x0 = 70, fy = y0 + 44, fw = width - x0 - 230, fh = height - 110;
+  auto py = [&](double v) { return fy + fh - fh * v / top; };
+  std::ostringstream s;
+  s << "<text x='" << x0 << "' y='" << y0 + 22 << "' font-size='15'>"
+    << esc("Expressions at n = " + pretty_n(n) + " (" + to_string(shown) +
+           "): fused Kernel, the fixed ops unfused, the OpenMP loop")
+    << "</text>\n";
+  s << "<rect x='" << x0 << "' y='" << fy << "' width='" << fw << "' height='" << fh << "' fill='white' stroke='#444'/>\n";
+  const double step = top > 200 ? 50 : top > 80 ? 20 : top > 40 ? 10 : top > 16 ? 5 : top > 8 ? 2 : 1;
+  for (double v = 0; v <= top; v += step)
+    s << "<line x1='" << x0 << "' y1='" << py(v) << "' x2='" << x0 + fw << "' y2='" << py(v)
+      << "' stroke='#e4e4e4'/>\n<text x='" << x0 - 6 << "' y='" << py(v) + 4 << "' text-anchor='end' font-size='11'>"
+      << v << "</text>\n";
+  s << "<text transform='translate(" << x0 - 44 << "," << fy + fh / 2
+    << ") rotate(-90)' text-anchor='middle' font-size='12'>GB/s (distinct inputs + output)</text>\n";
+  if (cpu && cpu->memory_gbps > 0)
+    s << "<line x1='" << x0 << "' y1='" << py(cpu->memory_gbps) << "' x2='" << x0 + fw << "' y2='" << py(cpu->memory_gbps)
+      << "' stroke='#1f4e79' stroke-dasharray='6,4'/>\n<text x='" << x0 + 4 << "' y='" << py(cpu->memory_gbps) - 4
+      << "' font-size='10' fill='#1f4e79'>cpu memory ceiling " << fixed(cpu->memory_gbps, 1) << " GB/s</text>\n";
+
+  const double group_w = fw / double(groups.size());
+  for (std::size_t gi = 0; gi < groups.size(); ++gi) {
+    const Group& g = groups[gi];
+    const double bar_w = std::min(28.0, (group_w - 12) / double(g.bars.size()));
+    double x = x0 + gi * group_w + (group_w - bar_w * double(g.bars.size())) / 2;
+    for (const ExprResult* b : g.bars) {
+      const std::string color = color_of(b->target);
+      const bool peer = b->method == "peer", unfused = b->method == "unfused";
+      s << "<rect x='" << x + 1 << "' y='" << py(b->gbps) << "' width='" << bar_w - 2 << "' height='"
+        << fy + fh - py(b->gbps) << "' fill='" << (peer ? "white" : color) << "' fill-opacity='" << (unfused ? 0.3 : 1)
+        << "' stroke='" << color << "' stroke-width='1.5'" << (unfused ? " stroke-dasharray='3,2'" : "") << "/>\n";
+      if (b->seconds.unsteady())
+        s << "<circle cx='" << x + bar_w / 2 << "' cy='" << py(b->gbps) << "' r='5' fill='none' stroke='#d62728' "
+          << "stroke-width='1.6'/>\n";
+      if (b->method == "fused" && b->ratio_to_peer >= 0)
+        s << "<text x='" << x + bar_w / 2 << "' y='" << py(b->gbps) - 4 << "' font-size='9' text-anchor='middle'>"
+          << fixed(b->ratio_to_peer, 2) << "</text>\n";
+      x += bar_w;
+    }
+    s << "<text x='" << x0 + (gi + 0.5) * group_w << "' y='" << fy + fh + 16 << "' font-size='11' text-anchor='middle'>"
+      << esc(g.label) << "</text>\n";
+  }
+  // Legend.
+  double ly = fy + 12;
+  const double lx = x0 + fw + 16;
+  auto legend = [&](const std::string& color, bool hollow, bool pale, const std::string& label) {
+    s << "<rect x='" << lx << "' y='" << ly - 9 << "' width='14' height='10' fill='" << (hollow ? "white" : color)
+      << "' fill-opacity='" << (pale ? 0.3 : 1) << "' stroke='" << color << "'" << (pale ? " stroke-dasharray='3,2'" : "")
+      << "/>\n<text x='" << lx + 20 << "' y='" << ly << "' font-size='11'>" << esc(label) << "</text>\n";
+    ly += 16;
+  };
+  for (const std::string& b : backends) {
+    legend(color_of(b), false, false, b + ": fused Kernel");
+    legend(color_of(b), false, true, b + ": fixed ops, unfused");
+  }
+  legend(color_of("openmp loop"), true, false, "peer: OpenMP loop");
+  s << "<text x='" << lx << "' y='" << ly + 6 << "' font-size='10' fill='#555'>number over a fused bar:</text>\n"
+    << "<text x='" << lx << "' y='" << ly + 19 << "' font-size='10' fill='#555'>its speed / the OpenMP loop's</text>\n"
+    << "<text x='" << lx << "' y='" << ly + 32 << "' font-size='10' fill='#555'>no pale bar: no fixed-op sequence</text>\n";
+  return s.str();
+}
+
+}  // namespace ew::roofline
