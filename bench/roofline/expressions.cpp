@@ -1,7 +1,6 @@
 #include "expressions.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -10,7 +9,6 @@
 #include <map>
 #include <memory>
 #include <sstream>
-#include <thread>
 
 #include "cpu_probe.hpp"
 #include "ew/ew.hpp"
@@ -238,13 +236,11 @@ bool verify_typed(Method& m, const Entry& e, const Kernel& k, Context& scalar, s
 }
 
 // Median seconds per call over `reps` batches of back-to-back calls, as run_sweep times
-// the fixed ops: consecutive calls take consecutive sets of the arena. First a pause:
-// idle OpenMP threads spin for milliseconds after a loop (the highway team for 200 us),
-// and on a machine with few cores the previous method's spinning threads would slow
-// this one's first calls.
+// the fixed ops: consecutive calls take consecutive sets of the arena. Each method runs its
+// calls back to back, so the thread pool another method left spinning (OpenMP threads
+// spin for milliseconds after a loop) can only delay the untimed warm-up call.
 Stats time_method(Method& m, const Entry& e, DType d, std::size_t n, const Layout& l, char* base, int reps,
                   double batch_seconds) {
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));
   std::size_t set = 0;
   auto batch = [&](long calls) {
     return seconds_of([&] {
