@@ -22,6 +22,8 @@ void check_transfer_size(std::size_t buffer_size, std::size_t n, const char* wha
 template <class T>
 class Buffer {
  public:
+  using value_type = T;
+
   Buffer(Context& ctx, std::size_t n, MemorySpace where = MemorySpace::unknown)
       : backend_(ctx.shared_impl()), size_(n), space_(where) {
     data_ = static_cast<T*>(detail::allocate(ctx, n, sizeof(T), space_));
