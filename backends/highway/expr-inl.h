@@ -162,20 +162,8 @@ constexpr int OperandCount(Opcode op) {
   return 3;
 }
 
-// HighwayKit with the sign of zero kept by floor, ceil, trunc and rint. Highway 1.0.3
-// emulates them on SSSE3 (through integers) and on EMU128 and SCALAR (bit tricks), where
-// trunc(-0.3) and floor(-0.0) come out +0 and ceil(+0.0) -0. Each of the four gives a result
-// of the operand's sign (NaN aside, which they return as it is), so copying the sign mends it.
 template <class D>
-struct Kit : HighwayKit<D> {
-#if HWY_TARGET > HWY_SSE4
-  using V = hn::Vec<D>;
-  static HWY_INLINE V floor(V a) { return hn::CopySign(hn::Floor(a), a); }
-  static HWY_INLINE V ceil(V a) { return hn::CopySign(hn::Ceil(a), a); }
-  static HWY_INLINE V trunc(V a) { return hn::CopySign(hn::Trunc(a), a); }
-  static HWY_INLINE V rint(V a) { return hn::CopySign(hn::Round(a), a); }
-#endif
-};
+using Kit = HighwayKit<D>;
 
 // The vector twin of apply_instr (element_eval.hpp). A cast within one dtype is a copy.
 template <Opcode op, class D, class V>

@@ -63,10 +63,20 @@ struct HighwayKit {
   static HWY_INLINE V neg(V a) { return hn::Neg(a); }
   static HWY_INLINE V abs(V a) { return hn::Abs(a); }
   static HWY_INLINE V sqrt(V a) { return hn::Sqrt(a); }
+#if HWY_TARGET > HWY_SSE4
+  // Highway 1.0.3 emulates these on SSSE3 (through integers) and on EMU128 and SCALAR (bit
+  // tricks), where trunc(-0.3) and floor(-0.0) come out +0 and ceil(+0.0) -0. Each gives a
+  // result of the operand's sign (NaN aside, returned as it is), so copying the sign mends it.
+  static HWY_INLINE V floor(V a) { return hn::CopySign(hn::Floor(a), a); }
+  static HWY_INLINE V ceil(V a) { return hn::CopySign(hn::Ceil(a), a); }
+  static HWY_INLINE V trunc(V a) { return hn::CopySign(hn::Trunc(a), a); }
+  static HWY_INLINE V rint(V a) { return hn::CopySign(hn::Round(a), a); }  // Round: ties to even
+#else
   static HWY_INLINE V floor(V a) { return hn::Floor(a); }
   static HWY_INLINE V ceil(V a) { return hn::Ceil(a); }
   static HWY_INLINE V trunc(V a) { return hn::Trunc(a); }
   static HWY_INLINE V rint(V a) { return hn::Round(a); }  // Highway's Round: ties to even
+#endif
 
   static HWY_INLINE M lt(V a, V b) { return hn::Lt(a, b); }
   static HWY_INLINE M le(V a, V b) { return hn::Le(a, b); }

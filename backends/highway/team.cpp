@@ -129,13 +129,17 @@ class Team {
   // Never destroyed: worker threads may still be spinning when the process exits, and a
   // process-wide team must outlive every static that calls it.
   static Team& get() {
-    static Team* team = [] {
-      pthread_atfork(nullptr, nullptr, [] { instance() = nullptr; });  // a child has none of the threads
-      return new Team;
+    static const bool registered = [] {
+      pthread_atfork(nullptr, nullptr, [] { instance().store(nullptr); });  // a child has none of the threads
+      return true;
     }();
-    (void)team;
-    if (!instance()) instance() = new Team;  // after fork: a fresh team (the parent's stays unused)
-    return *instance();
+    (void)registered;
+    Team* team = instance().load(std::memory_order_acquire);
+    if (team) return *team;
+    Team* fresh = new Team;  // first use, or after fork: a fresh team (the parent's stays unused)
+    if (instance().compare_exchange_strong(team, fresh, std::memory_order_acq_rel)) return *fresh;
+    delete fresh;  // another thread's came first
+    return *team;
   }
 
   // False when the team is busy (another application thread's call, or a call from inside
@@ -193,8 +197,8 @@ class Team {
 
  private:
   Team() = default;
-  static Team*& instance() {
-    static Team* current = nullptr;
+  static std::atomic<Team*>& instance() {
+    static std::atomic<Team*> current{nullptr};
     return current;
   }
 

@@ -24,6 +24,7 @@ struct ExprNode {
   DType dtype;
   bool weak;  // a plain number not yet typed by an operand: takes the dtype it meets
   int slot = 0;
+  int height = 1;  // longest path to a leaf: bounds every recursive walk of the graph
   double value = 0;
   std::shared_ptr<const ExprNode> arg[3];
 };
@@ -44,11 +45,25 @@ const NodePtr& need(const Expr& e, const char* what) {
 
 double round_to(DType d, double v) { return d == DType::f32 ? static_cast<double>(static_cast<float>(v)) : v; }
 
+// Refusing depth here, where the graph is built, keeps compiling, printing and destroying
+// an expression (all recursive) within a bounded stack.
 NodePtr make(Opcode op, DType dtype, bool weak, NodePtr a = {}, NodePtr b = {}, NodePtr c = {}) {
   auto n = std::make_shared<ExprNode>();
   n->op = op, n->dtype = dtype, n->weak = weak;
   n->arg[0] = std::move(a), n->arg[1] = std::move(b), n->arg[2] = std::move(c);
+  for (const auto& arg : n->arg)
+    if (arg) n->height = std::max(n->height, arg->height + 1);
+  if (n->height > max_expr_nodes)
+    throw Error(Errc::invalid_argument, std::string("ew::Expr: ") + to_string(op) + " would make an expression " +
+                                            std::to_string(n->height) + " nodes deep, at most " +
+                                            std::to_string(max_expr_nodes));
   return n;
+}
+
+void need_dtype(DType d, const char* what) {
+  if (d != DType::f32 && d != DType::f64)
+    throw Error(Errc::invalid_argument, std::string(what) + ": dtype " + std::to_string(static_cast<int>(d)) +
+                                            " is not a DType (f32 or f64)");
 }
 
 DType wider(DType a, DType b) { return (a == DType::f64 || b == DType::f64) ? DType::f64 : DType::f32; }
@@ -252,6 +267,7 @@ std::string Expr::str() const { return detail::compile_program({*this}).canonica
 namespace {
 
 Expr leaf(Opcode op, int k, DType dtype, int limit, const char* what) {
+  detail::need_dtype(dtype, what);
   if (k < 0 || k >= limit)
     throw Error(Errc::invalid_argument, std::string(what) + " index " + std::to_string(k) + " is outside 0.." +
                                             std::to_string(limit - 1));
@@ -265,8 +281,15 @@ Expr leaf(Opcode op, int k, DType dtype, int limit, const char* what) {
 Expr input(int k, DType dtype) { return leaf(Opcode::input, k, dtype, max_expr_inputs, "ew::input"); }
 Expr param(int k, DType dtype) { return leaf(Opcode::param, k, dtype, max_expr_params, "ew::param"); }
 
+// A cast number is typed: cast<double>(0.1) widens an f32 operand as an f64 input would.
 Expr cast(const Expr& e, DType to) {
   const auto& x = detail::need(e, "ew::cast");
+  detail::need_dtype(to, "ew::cast");
+  if (x->weak && x->dtype == to) {
+    auto typed = std::make_shared<detail::ExprNode>(*x);
+    typed->weak = false;
+    return Expr(std::move(typed));
+  }
   return Expr(detail::convert(x, to));
 }
 

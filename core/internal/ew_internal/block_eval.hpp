@@ -100,7 +100,28 @@ void eval_block(const ExprCall& call, std::size_t begin, std::size_t count, Bloc
         else block_eval::apply(in.op, static_cast<double*>(r), static_cast<const double*>(a), static_cast<const double*>(b), static_cast<const double*>(c), count);
     }
   }
-  // Stores last: an output that is also an input has been read completely by now.
+  // Stores last: every computed value has read its inputs completely by now. An output
+  // that is an input itself still reads memory, which an earlier output's store may
+  // have overwritten in place (outputs {x1, x0} into the arrays of x0 and x1): then each
+  // element's values are all read before any is stored.
+  bool reads_memory = false;
+  for (std::uint16_t o : p.outputs) reads_memory |= p.code[o].op == Opcode::input;
+  if (reads_memory) {
+    for (std::size_t j = 0; j < count; ++j) {
+      float v32[max_expr_outputs];  // copies, not conversions: a signaling NaN keeps its bits
+      double v64[max_expr_outputs];
+      for (std::size_t k = 0; k < p.outputs.size(); ++k) {
+        const std::uint16_t o = p.outputs[k];
+        if (p.code[o].dtype == DType::f32) v32[k] = static_cast<const float*>(value[o])[j];
+        else v64[k] = static_cast<const double*>(value[o])[j];
+      }
+      for (std::size_t k = 0; k < p.outputs.size(); ++k) {
+        if (p.code[p.outputs[k]].dtype == DType::f32) static_cast<float*>(call.outputs[k])[begin + j] = v32[k];
+        else static_cast<double*>(call.outputs[k])[begin + j] = v64[k];
+      }
+    }
+    return;
+  }
   for (std::size_t k = 0; k < p.outputs.size(); ++k) {
     const std::uint16_t o = p.outputs[k];
     if (p.code[o].dtype == DType::f32) {
