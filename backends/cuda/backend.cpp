@@ -13,6 +13,7 @@
 #include <cuda_runtime.h>
 
 #include "cuda_error.hpp"
+#include "expr.hpp"
 #include "fault_injection.hpp"
 #include "ew_internal/backend_impl.hpp"
 #include "kernels.hpp"
@@ -120,6 +121,18 @@ class CudaBackend final : public BackendImpl {
     });
   }
 
+  // Expressions: a kernel generated, compiled and cached for each program (expr.hpp).
+  void run_expr(const ExprCall& c) override {
+    guarded([&] {
+      if (!expr_) {
+        int minor = 0;
+        check(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device_), "cudaDeviceGetAttribute");
+        expr_ = std::make_unique<ExprRunner>(shape_.sm_count, shape_.major, minor);
+      }
+      expr_->run(c, stream_);
+    });
+  }
+
   void synchronize() override {
     guarded([&] {
       check(fault_point(Step::sync, [&] { return cudaStreamSynchronize(stream_); }), "cudaStreamSynchronize");
@@ -192,6 +205,7 @@ class CudaBackend final : public BackendImpl {
   int copy_threads_ = 1;
   CachingAllocator device_pool_, pinned_pool_, managed_pool_;
   std::unique_ptr<HostPipeline> pipeline_;
+  std::unique_ptr<ExprRunner> expr_;
 };
 
 Probe probe() {

@@ -1,0 +1,305 @@
+#include "codegen.hpp"
+
+#include <cstring>
+#include <sstream>
+
+#include "embedded_text.hpp"
+#include "ew/error.hpp"
+
+namespace ew::detail::cuda {
+
+namespace {
+
+const char* type_name(DType d) { return d == DType::f32 ? "float" : "double"; }
+const char* kit_name(DType d) { return d == DType::f32 ? "F" : "D"; }
+int bytes_of(DType d) { return d == DType::f32 ? 4 : 8; }
+
+std::string reg(int k) { return "r" + std::to_string(k); }
+
+// The exact bits of a constant: no decimal round trip, NaN payloads and -0 kept.
+std::string constant_literal(DType d, double value) {
+  char text[64];
+  if (d == DType::f32) {
+    const float f = static_cast<float>(value);  // as element_eval converts it
+    std::uint32_t bits;
+    std::memcpy(&bits, &f, sizeof bits);
+    std::snprintf(text, sizeof text, "__int_as_float(0x%08xu)", bits);
+  } else {
+    std::uint64_t bits;
+    std::memcpy(&bits, &value, sizeof bits);
+    std::snprintf(text, sizeof text, "__longlong_as_double(0x%016llxull)", static_cast<unsigned long long>(bits));
+  }
+  return text;
+}
+
+// One statement per instruction, the semantics of element_eval.hpp's eval_element and
+// apply_instr, every operation through the kit.
+std::string instruction(const Program& p, int k) {
+  const Instr& in = p.code[static_cast<std::size_t>(k)];
+  const std::string T = type_name(in.dtype), K = kit_name(in.dtype);
+  const std::string a = reg(in.arg[0]), b = reg(in.arg[1]), c = reg(in.arg[2]);
+  std::string v;
+  switch (in.op) {
+    case Opcode::input: v = "i" + std::to_string(in.slot); break;
+    case Opcode::param:
+      v = in.dtype == DType::f32 ? "static_cast<float>(p.param[" + std::to_string(in.slot) + "])"
+                                 : "p.param[" + std::to_string(in.slot) + "]";
+      break;
+    case Opcode::constant: v = constant_literal(in.dtype, in.value); break;
+    case Opcode::cast: v = "static_cast<" + T + ">(" + a + ")"; break;  // f64 -> f32 rounds to nearest even
+    // The sign bit flipped, as the host's negation does (NaN payload kept).
+    case Opcode::neg:
+      v = in.dtype == DType::f32 ? "__int_as_float(__float_as_int(" + a + ") ^ int(0x80000000u))"
+                                 : "__longlong_as_double(__double_as_longlong(" + a + ") ^ (long long)0x8000000000000000ull)";
+      break;
+    case Opcode::abs: v = K + "::abs(" + a + ")"; break;
+    case Opcode::sqrt: v = K + "::sqrt(" + a + ")"; break;
+    case Opcode::floor: v = K + "::floor(" + a + ")"; break;
+    case Opcode::ceil: v = K + "::ceil(" + a + ")"; break;
+    case Opcode::trunc: v = K + "::trunc(" + a + ")"; break;
+    case Opcode::round: v = "ew::math::round<" + K + ">(" + a + ")"; break;
+    case Opcode::exp: v = "ew::math::exp<" + K + ">(" + a + ")"; break;
+    case Opcode::log: v = "ew::math::log<" + K + ">(" + a + ")"; break;
+    case Opcode::tanh: v = "ew::math::tanh<" + K + ">(" + a + ")"; break;
+    case Opcode::sigmoid: v = "ew::math::sigmoid<" + K + ">(" + a + ")"; break;
+    case Opcode::add: v = K + "::add(" + a + ", " + b + ")"; break;
+    case Opcode::sub: v = K + "::sub(" + a + ", " + b + ")"; break;
+    case Opcode::mul: v = K + "::mul(" + a + ", " + b + ")"; break;
+    case Opcode::div: v = K + "::div(" + a + ", " + b + ")"; break;
+    case Opcode::min: v = "ew::math::min<" + K + ">(" + a + ", " + b + ")"; break;
+    case Opcode::max: v = "ew::math::max<" + K + ">(" + a + ", " + b + ")"; break;
+    case Opcode::lt: v = "(" + a + " < " + b + " ? " + T + "(1) : " + T + "(0))"; break;
+    case Opcode::le: v = "(" + a + " <= " + b + " ? " + T + "(1) : " + T + "(0))"; break;
+    case Opcode::gt: v = "(" + a + " > " + b + " ? " + T + "(1) : " + T + "(0))"; break;
+    case Opcode::ge: v = "(" + a + " >= " + b + " ? " + T + "(1) : " + T + "(0))"; break;
+    case Opcode::eq: v = "(" + a + " == " + b + " ? " + T + "(1) : " + T + "(0))"; break;
+    case Opcode::ne: v = "(" + a + " != " + b + " ? " + T + "(1) : " + T + "(0))"; break;
+    case Opcode::fma: v = K + "::fma(" + a + ", " + b + ", " + c + ")"; break;
+    case Opcode::select: {
+      // The condition in its own dtype; NaN != 0 takes the first branch.
+      const DType cond = p.code[in.arg[0]].dtype;
+      v = "(" + a + " != " + type_name(cond) + "(0) ? " + b + " : " + c + ")";
+      break;
+    }
+  }
+  if (v.empty()) throw Error(Errc::internal, std::string("cuda code generator: no code for opcode ") + to_string(in.op));
+  return "  const " + T + " " + reg(k) + " = " + v + ";  // " + to_string(in.op) + "\n";
+}
+
+// The per-element function: read inputs by value, outputs by reference.
+std::string element_function(const Program& p) {
+  std::ostringstream s;
+  s << "__device__ __forceinline__ void element(const Args& p";
+  for (int k = 0; k < p.input_slots; ++k)
+    if (p.input_read[k]) s << ", const " << type_name(p.input_dtype[k]) << " i" << k;
+  for (std::size_t k = 0; k < p.outputs.size(); ++k) s << ", " << type_name(p.output_dtype(int(k))) << "& o" << k;
+  s << ") {\n  (void)p;\n";
+  for (int k = 0; k < static_cast<int>(p.code.size()); ++k) s << instruction(p, k);
+  for (std::size_t k = 0; k < p.outputs.size(); ++k) s << "  o" << k << " = " << reg(p.outputs[k]) << ";\n";
+  s << "}\n";
+  return s.str();
+}
+
+// What does not depend on the program: the kernel parameter and the 16-byte moves.
+const char* skeleton_prelude = R"(
+namespace ew_expr {
+typedef unsigned long long u64;
+typedef ew::math::ScalarKit<float> F;
+typedef ew::math::ScalarKit<double> D;
+
+struct Args {
+  const void* in[@INPUTS@];
+  void* out[@OUTPUTS@];
+  double param[@PARAMS@];
+  u64 head, groups, tail;
+  unsigned vector_ok;
+};
+static_assert(sizeof(Args) == @ARGS_SIZE@, "Args differs from the host's ExprKernelArgs");
+
+// G elements from p: 16-byte evict-first loads where `vector` (p 16-byte aligned), else one at a time.
+template <int G>
+__device__ __forceinline__ void load(float (&x)[G], const float* p, bool vector) {
+  if (vector) {
+#pragma unroll
+    for (int k = 0; k < G; k += 4) {
+      const float4 v = __ldcs(reinterpret_cast<const float4*>(p + k));
+      x[k] = v.x, x[k + 1] = v.y, x[k + 2] = v.z, x[k + 3] = v.w;
+    }
+  } else {
+#pragma unroll
+    for (int k = 0; k < G; ++k) x[k] = p[k];
+  }
+}
+template <int G>
+__device__ __forceinline__ void load(double (&x)[G], const double* p, bool vector) {
+  if (vector) {
+#pragma unroll
+    for (int k = 0; k < G; k += 2) {
+      const double2 v = __ldcs(reinterpret_cast<const double2*>(p + k));
+      x[k] = v.x, x[k + 1] = v.y;
+    }
+  } else {
+#pragma unroll
+    for (int k = 0; k < G; ++k) x[k] = p[k];
+  }
+}
+template <int G>
+__device__ __forceinline__ void store(float* p, const float (&x)[G], bool vector) {
+  if (vector) {
+#pragma unroll
+    for (int k = 0; k < G; k += 4) __stcs(reinterpret_cast<float4*>(p + k), make_float4(x[k], x[k + 1], x[k + 2], x[k + 3]));
+  } else {
+#pragma unroll
+    for (int k = 0; k < G; ++k) p[k] = x[k];
+  }
+}
+template <int G>
+__device__ __forceinline__ void store(double* p, const double (&x)[G], bool vector) {
+  if (vector) {
+#pragma unroll
+    for (int k = 0; k < G; k += 2) __stcs(reinterpret_cast<double2*>(p + k), make_double2(x[k], x[k + 1]));
+  } else {
+#pragma unroll
+    for (int k = 0; k < G; ++k) p[k] = x[k];
+  }
+}
+
+// Programmatic dependent launch (sm_90+), as the hand-written kernels: nothing global is
+// touched before the previous kernel on the stream has finished.
+__device__ __forceinline__ void wait_for_previous_grid() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;");
+#endif
+}
+)";
+
+void replace_all(std::string& s, const std::string& what, const std::string& with) {
+  for (std::size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + with.size()))
+    s.replace(at, what.size(), with);
+}
+
+}  // namespace
+
+int expr_group(const Program& p) {
+  for (int k = 0; k < p.input_slots; ++k)
+    if (p.input_read[k] && p.input_dtype[k] == DType::f32) return 4;
+  for (std::size_t k = 0; k < p.outputs.size(); ++k)
+    if (p.output_dtype(int(k)) == DType::f32) return 4;
+  return 2;
+}
+
+// The hand-written kernels keep 4 vector loads per input in flight (8 for two inputs);
+// an expression keeps about 8 per thread in all, so that many inputs do not spill.
+int expr_unroll(const Program& p) {
+  const int group = expr_group(p);
+  int loads = 0;
+  for (int k = 0; k < p.input_slots; ++k)
+    if (p.input_read[k]) loads += group * bytes_of(p.input_dtype[k]) / 16;
+  if (loads == 0) return 4;
+  const int unroll = 8 / loads;
+  return unroll < 1 ? 1 : unroll > 4 ? 4 : unroll;
+}
+
+ExprKernelSource generate_expr_kernel(const Program& p, ExprAlignment alignment) {
+  ExprKernelSource out;
+  out.group = expr_group(p);
+  out.unroll = expr_unroll(p);
+  const bool aligned = alignment == ExprAlignment::aligned;
+  std::ostringstream s;
+  s << "// Generated by elementwise for the expression (one line per instruction):\n";
+  {
+    std::istringstream lines(p.canonical);
+    for (std::string line; std::getline(lines, line);) s << "//   " << line << "\n";
+  }
+  s << "// alignment case: " << (aligned ? "aligned" : "any") << "\n";
+  s << scalar_kit_text() << "\n" << math_text() << "\n";
+  std::string prelude = skeleton_prelude;
+  replace_all(prelude, "@INPUTS@", std::to_string(max_expr_inputs));
+  replace_all(prelude, "@OUTPUTS@", std::to_string(max_expr_outputs));
+  replace_all(prelude, "@PARAMS@", std::to_string(max_expr_params));
+  replace_all(prelude, "@ARGS_SIZE@", std::to_string(sizeof(ExprKernelArgs)));
+  s << prelude << "\n" << element_function(p) << "\n";
+
+  const int G = out.group, U = out.unroll;
+  const std::size_t outputs = p.outputs.size();
+  auto in_vector = [&](int k) { return aligned ? std::string("true") : "((p.vector_ok >> " + std::to_string(k) + ") & 1u) != 0"; };
+  auto out_vector = [&](std::size_t k) {
+    return aligned ? std::string("true") : "((p.vector_ok >> " + std::to_string(16 + k) + ") & 1u) != 0";
+  };
+
+  s << "}  // namespace ew_expr\n\n"
+    << "extern \"C\" __global__ void __launch_bounds__(" << kExprThreads << ") " << kExprKernelName
+    << "(const ew_expr::Args p) {\n"
+    << "  using namespace ew_expr;\n"
+    << "  constexpr int G = " << G << ", U = " << U << ";\n"
+    << "  const u64 thread = u64(blockIdx.x) * " << kExprThreads << " + threadIdx.x;\n"
+    << "  const u64 threads = u64(gridDim.x) * " << kExprThreads << ";\n"
+    << "  wait_for_previous_grid();\n";
+  for (int k = 0; k < p.input_slots; ++k)
+    if (p.input_read[k])
+      s << "  const " << type_name(p.input_dtype[k]) << "* in" << k << " = static_cast<const "
+        << type_name(p.input_dtype[k]) << "*>(p.in[" << k << "]);\n";
+  for (std::size_t k = 0; k < outputs; ++k)
+    s << "  " << type_name(p.output_dtype(int(k))) << "* out" << k << " = static_cast<"
+      << type_name(p.output_dtype(int(k))) << "*>(p.out[" << k << "]);\n";
+
+  // One element at index i, read straight from memory (head and tail).
+  std::ostringstream one;
+  one << "element(p";
+  for (int k = 0; k < p.input_slots; ++k)
+    if (p.input_read[k]) one << ", in" << k << "[i]";
+  for (std::size_t k = 0; k < outputs; ++k) one << ", out" << k << "[i]";
+  one << ");";
+  s << "  // Head and tail: fewer than G elements each, done by the first threads of the grid.\n"
+    << "  if (thread < p.head) { const u64 i = thread; " << one.str() << " }\n"
+    << "  if (thread < p.tail) { const u64 i = p.head + p.groups * G + thread; " << one.str() << " }\n";
+
+  // Whole groups: U groups' loads in flight before the first use. Every input of a group
+  // is read before any output is written, so an output that is an input is safe.
+  s << "  for (u64 first = thread; first < p.groups; first += threads * U) {\n";
+  for (int k = 0; k < p.input_slots; ++k)
+    if (p.input_read[k]) s << "    " << type_name(p.input_dtype[k]) << " x" << k << "[U][G];\n";
+  s << "#pragma unroll\n"
+    << "    for (int u = 0; u < U; ++u) {\n"
+    << "      const u64 v = first + u * threads;\n"
+    << "      if (v < p.groups) {\n"
+    << "        const u64 i = p.head + v * G;\n";
+  for (int k = 0; k < p.input_slots; ++k)
+    if (p.input_read[k]) s << "        load<G>(x" << k << "[u], in" << k << " + i, " << in_vector(k) << ");\n";
+  s << "      }\n    }\n"
+    << "#pragma unroll\n"
+    << "    for (int u = 0; u < U; ++u) {\n"
+    << "      const u64 v = first + u * threads;\n"
+    << "      if (v < p.groups) {\n"
+    << "        const u64 i = p.head + v * G;\n";
+  for (std::size_t k = 0; k < outputs; ++k) s << "        " << type_name(p.output_dtype(int(k))) << " y" << k << "[G];\n";
+  s << "#pragma unroll\n"
+    << "        for (int e = 0; e < G; ++e) element(p";
+  for (int k = 0; k < p.input_slots; ++k)
+    if (p.input_read[k]) s << ", x" << k << "[u][e]";
+  for (std::size_t k = 0; k < outputs; ++k) s << ", y" << k << "[e]";
+  s << ");\n";
+  for (std::size_t k = 0; k < outputs; ++k)
+    s << "        store<G>(out" << k << " + i, y" << k << ", " << out_vector(k) << ");\n";
+  s << "      }\n    }\n  }\n}\n";
+  out.text = s.str();
+  return out;
+}
+
+void split_expr_range(std::size_t n, int group, const void* const* in, const int* in_size, int inputs,
+                      void* const* out, const int* out_size, int outputs, ExprKernelArgs& args) {
+  const std::uintptr_t out0 = reinterpret_cast<std::uintptr_t>(out[0]);
+  std::uint64_t head = (16 - out0 % 16) % 16 / static_cast<std::uintptr_t>(out_size[0]);
+  if (head > n) head = n;
+  args.head = head;
+  args.groups = (n - head) / static_cast<std::uint64_t>(group);
+  args.tail = n - head - args.groups * static_cast<std::uint64_t>(group);
+  args.vector_ok = 0;
+  for (int k = 0; k < inputs; ++k)
+    if (in[k] && (reinterpret_cast<std::uintptr_t>(in[k]) + head * in_size[k]) % 16 == 0) args.vector_ok |= 1u << k;
+  for (int k = 0; k < outputs; ++k)
+    if ((reinterpret_cast<std::uintptr_t>(out[k]) + head * out_size[k]) % 16 == 0) args.vector_ok |= 1u << (16 + k);
+}
+
+}  // namespace ew::detail::cuda

@@ -1,0 +1,59 @@
+#pragma once
+// Expressions on the GPU, step 1: a Program (ew_internal/program.hpp) becomes the CUDA
+// C++ source of one kernel, compiled at run time by NVRTC (nvrtc.hpp). Plain C++: no
+// CUDA header, so the generator is tested on machines without a GPU.
+//
+// The kernel has the skeleton of the hand-written ones (kernels.cuh): 256-thread blocks,
+// each thread keeps `unroll` groups of 16-byte vectors per input in flight before the
+// first use, groups a whole grid apart, 64-bit indices; elements before output 0's first
+// 16-byte boundary (the head) and after the last whole group (the tail) are done one at
+// a time. A group is 4 elements when any operand is float (one float4, two double2), else
+// 2 (one double2). Every node rounds as the scalar reference does (element_eval.hpp):
+// the arithmetic goes through the CUDA kit of ew/detail/scalar_kit.hpp (round-to-nearest
+// intrinsics that are never contracted) and ew/detail/math.hpp, pasted in as text.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "ew_internal/program.hpp"
+
+namespace ew::detail::cuda {
+
+inline constexpr int kExprThreads = 256;
+inline constexpr const char* kExprKernelName = "ew_expr_kernel";
+
+// The kernel's one parameter, laid out identically here and in the generated source
+// (which declares the same struct). Pointers are element-typed there.
+struct ExprKernelArgs {
+  const void* in[max_expr_inputs];
+  void* out[max_expr_outputs];
+  double param[max_expr_params];  // already the params' dtypes' values
+  std::uint64_t head;             // elements before output 0's first 16-byte boundary
+  std::uint64_t groups;           // whole groups after the head
+  std::uint64_t tail;             // elements after the last whole group
+  std::uint32_t vector_ok;        // bit k (inputs) / 16 + k (outputs): operand k is 16-byte aligned at the head
+};
+
+// Alignment cases: `aligned`: every operand is 16-byte aligned at the head, all loads and
+// stores are vectors; `any`: each operand is read or written as vectors where its bit in
+// vector_ok says so, else element by element over the same grid.
+enum class ExprAlignment { aligned, any };
+
+struct ExprKernelSource {
+  std::string text;
+  int group = 4;   // elements per group
+  int unroll = 4;  // groups in flight per thread
+};
+
+// Elements per group and groups in flight for `p` (also written into the source).
+int expr_group(const Program& p);
+int expr_unroll(const Program& p);
+
+ExprKernelSource generate_expr_kernel(const Program& p, ExprAlignment alignment);
+
+// Head, groups, tail and vector_ok of a call with n elements (n > 0) over these pointers.
+// sizes: bytes per element of each operand (0 for an unread input).
+void split_expr_range(std::size_t n, int group, const void* const* in, const int* in_size, int inputs,
+                      void* const* out, const int* out_size, int outputs, ExprKernelArgs& args);
+
+}  // namespace ew::detail::cuda

@@ -1,0 +1,145 @@
+#include "expr.hpp"
+
+#include <memory>
+#include <mutex>
+
+#include "codegen.hpp"
+#include "cuda_error.hpp"
+#include "ew/version.hpp"
+#include "expr_cache.hpp"
+#include "nvrtc.hpp"
+
+namespace ew::detail::cuda {
+
+CompiledExpr::~CompiledExpr() {
+  if (library) cudaLibraryUnload(library);
+}
+
+namespace {
+
+// Process-wide: a cudaLibrary_t is loaded into every device's context, so one entry
+// serves every context of the same architecture. Entries live as long as the process
+// (unloading at exit would race with the runtime's own teardown).
+std::mutex compiled_mutex;
+std::unordered_map<std::string, std::unique_ptr<CompiledExpr>>& compiled() {
+  static auto* map = new std::unordered_map<std::string, std::unique_ptr<CompiledExpr>>();
+  return *map;
+}
+
+std::string disk_key(const std::string& source, int arch) {
+  int driver = 0;
+  cudaDriverGetVersion(&driver);
+  std::string key = std::string("elementwise ") + EW_VERSION_STRING + "\nnvrtc " + Nvrtc::instance().version_string() +
+                    "\ndriver " + std::to_string(driver) + "\noptions";
+  for (const std::string& o : nvrtc_options(arch)) key += " " + o;
+  return key + "\n" + source;
+}
+
+}  // namespace
+
+std::string expr_unavailable_reason() {
+  const Nvrtc& n = Nvrtc::instance();
+  return n.loaded() ? std::string() : n.why_not();
+}
+
+std::unique_ptr<CompiledExpr> load_expr_kernel(const Program& p, bool aligned, int arch, ExprSource* source) {
+  const Nvrtc& nvrtc = Nvrtc::instance();
+  if (!nvrtc.loaded()) throw Error(Errc::backend_unavailable, nvrtc.why_not());
+  const ExprKernelSource generated = generate_expr_kernel(p, aligned ? ExprAlignment::aligned : ExprAlignment::any);
+  const std::string dir = expr_cache_dir(), file_key = disk_key(generated.text, arch);
+  std::string cubin;
+  const bool from_disk = expr_cache_load(dir, file_key, cubin);
+  if (!from_disk) {
+    cubin = nvrtc.compile_cubin(generated.text, "ew_expr.cu", arch);
+    expr_cache_store(dir, file_key, cubin);
+  }
+  auto entry = std::make_unique<CompiledExpr>();
+  entry->group = generated.group;
+  check(cudaLibraryLoadData(&entry->library, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0),
+        "cudaLibraryLoadData (an expression kernel)");
+  check(cudaLibraryGetKernel(&entry->kernel, entry->library, kExprKernelName),
+        "cudaLibraryGetKernel (an expression kernel)");
+  if (source) *source = from_disk ? ExprSource::disk : ExprSource::compiled;
+  return entry;
+}
+
+const CompiledExpr& expr_kernel(const Program& p, bool aligned, int arch, ExprSource* source) {
+  std::string key = "sm_" + std::to_string(arch) + (aligned ? " aligned\n" : " any\n") + p.canonical;
+  std::lock_guard<std::mutex> lock(compiled_mutex);  // one compile at a time; others wait for it
+  auto& map = compiled();
+  if (auto it = map.find(key); it != map.end()) {
+    if (source) *source = ExprSource::memory;
+    return *it->second;
+  }
+  auto entry = load_expr_kernel(p, aligned, arch, source);
+  return *map.emplace(std::move(key), std::move(entry)).first->second;
+}
+
+ExprRunner::ExprRunner(int sm_count, int major, int minor)
+    : sm_count_(sm_count), major_(major), arch_(major * 10 + minor) {}
+
+void ExprRunner::run(const ExprCall& c, cudaStream_t stream) {
+  const Program& p = *c.program;
+  const int inputs = p.input_slots, outputs = static_cast<int>(p.outputs.size());
+  auto host_resident = [](MemorySpace s) { return s == MemorySpace::host || s == MemorySpace::pinned; };
+  for (int k = 0; k < inputs; ++k)
+    if (c.inputs[k] && host_resident(c.input_space[k]))
+      throw Error(Errc::foreign_memory, "ew::Kernel on cuda: input " + std::to_string(k) + " is " +
+                                            to_string(c.input_space[k]) +
+                                            " memory; expressions on cuda read device or managed memory "
+                                            "(an ew::Buffer of the context), copy it there first");
+  for (int k = 0; k < outputs; ++k)
+    if (host_resident(c.output_space[k]))
+      throw Error(Errc::foreign_memory, "ew::Kernel on cuda: output " + std::to_string(k) + " is " +
+                                            to_string(c.output_space[k]) +
+                                            " memory; expressions on cuda write device or managed memory "
+                                            "(an ew::Buffer of the context)");
+
+  ExprKernelArgs args{};
+  int in_size[max_expr_inputs] = {}, out_size[max_expr_outputs] = {};
+  for (int k = 0; k < inputs; ++k)
+    if (p.input_read[k]) args.in[k] = c.inputs[k], in_size[k] = p.input_dtype[k] == DType::f32 ? 4 : 8;
+  for (int k = 0; k < outputs; ++k) args.out[k] = c.outputs[k], out_size[k] = p.output_dtype(k) == DType::f32 ? 4 : 8;
+  for (int k = 0; k < p.param_slots; ++k) args.param[k] = c.params[k];
+
+  if (known_.size() > 4096) known_.clear();  // programs come and go; their kernels stay cached process-wide
+  Known& known = known_[&p];
+  if (known.canonical.size() != p.canonical.size() || known.canonical != p.canonical) known = Known{p.canonical};
+  const int group = known.kernel[0] ? known.kernel[0]->group : known.kernel[1] ? known.kernel[1]->group : expr_group(p);
+  split_expr_range(c.n, group, args.in, in_size, inputs, args.out, out_size, outputs, args);
+  std::uint32_t all = 0;
+  for (int k = 0; k < inputs; ++k)
+    if (p.input_read[k]) all |= 1u << k;
+  for (int k = 0; k < outputs; ++k) all |= 1u << (16 + k);
+  const int which = (args.vector_ok & all) == all ? 0 : 1;
+  if (!known.kernel[which]) known.kernel[which] = &expr_kernel(p, which == 0, arch_);
+  const CompiledExpr& kernel = *known.kernel[which];
+  const void* function = reinterpret_cast<const void*>(kernel.kernel);
+  if (known.blocks_per_sm[which] == 0) {
+    int blocks = 0;
+    check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, function, kExprThreads, 0),
+          "cudaOccupancyMaxActiveBlocksPerMultiprocessor (an expression kernel)");
+    known.blocks_per_sm[which] = blocks < 1 ? 1 : blocks;
+  }
+  // One group per thread until the grid covers every resident thread, then loops: the
+  // rule of the hand-written kernels (kernels.cuh, grid_blocks).
+  std::uint64_t blocks = (args.groups + kExprThreads - 1) / kExprThreads;
+  const std::uint64_t resident = std::uint64_t(known.blocks_per_sm[which]) * std::uint64_t(sm_count_);
+  if (blocks > resident) blocks = resident;
+  if (blocks < 1) blocks = 1;
+
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(static_cast<unsigned>(blocks));
+  config.blockDim = dim3(kExprThreads);
+  config.stream = stream;
+  cudaLaunchAttribute attribute[1];
+  attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute[0].val.programmaticStreamSerializationAllowed = 1;
+  config.attrs = attribute;
+  config.numAttrs = major_ >= 9 ? 1 : 0;
+  void* argv[] = {&args};
+  check(cudaLaunchKernelExC(&config, function, argv), "expression kernel launch");
+  check(cudaGetLastError(), "expression kernel launch");
+}
+
+}  // namespace ew::detail::cuda

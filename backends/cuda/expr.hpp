@@ -1,0 +1,58 @@
+#pragma once
+// Expressions on the cuda backend: a Program becomes a kernel generated for it
+// (codegen.hpp), compiled by NVRTC for the device's exact architecture (nvrtc.hpp),
+// cached in memory for the process and on disk across processes (expr_cache.hpp),
+// loaded through the runtime API (cudaLibraryLoadData) and launched on the context's
+// stream. Operands must be device or managed memory: host-resident operands are refused
+// (Errc::foreign_memory) rather than read over the bus at a fraction of the speed.
+#include <cuda_runtime.h>
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+
+#include "ew_internal/backend_impl.hpp"
+#include "ew_internal/program.hpp"
+
+namespace ew::detail::cuda {
+
+// A loaded kernel; unloads its library when destroyed.
+struct CompiledExpr {
+  cudaLibrary_t library = nullptr;
+  cudaKernel_t kernel = nullptr;
+  int group = 4;
+  CompiledExpr() = default;
+  CompiledExpr(const CompiledExpr&) = delete;
+  CompiledExpr& operator=(const CompiledExpr&) = delete;
+  ~CompiledExpr();
+};
+
+// Per context: remembers the kernels of the programs it ran, so that a call of a
+// Kernel already compiled costs a pointer lookup, not a hash of its text.
+class ExprRunner {
+ public:
+  ExprRunner(int sm_count, int major, int minor);
+  void run(const ExprCall& call, cudaStream_t stream);
+
+ private:
+  struct Known {
+    std::string canonical;                  // guards against a new Program at a reused address
+    const CompiledExpr* kernel[2] = {};     // by alignment case: aligned, any
+    int blocks_per_sm[2] = {};
+  };
+  int sm_count_, major_, arch_;
+  std::unordered_map<const Program*, Known> known_;
+};
+
+// Whether expressions can be compiled here: empty, or why not (NVRTC missing).
+std::string expr_unavailable_reason();
+
+// The kernel of `p` for sm_<arch> and an alignment case: from the process's memory
+// cache, else from the disk cache, else compiled (and stored on disk). Thread-safe.
+enum class ExprSource { memory, disk, compiled };
+const CompiledExpr& expr_kernel(const Program& p, bool aligned, int arch, ExprSource* source = nullptr);
+// The same without the memory cache (a fresh library each time): for tests and the
+// benchmark that time the disk cache and the compiler.
+std::unique_ptr<CompiledExpr> load_expr_kernel(const Program& p, bool aligned, int arch, ExprSource* source = nullptr);
+
+}  // namespace ew::detail::cuda

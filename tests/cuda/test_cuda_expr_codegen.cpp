@@ -1,0 +1,291 @@
+// Expressions on cuda without a GPU: the generated source of every opcode, of dtype
+// mixes, of several outputs and of random expressions (tests/expr's generator) compiles
+// with NVRTC itself to a cubin for sm_90 (compiling needs no GPU); the disk cache (miss,
+// hit, corrupt and foreign files, two processes writing at once); a missing NVRTC and a
+// compile error give their clear errors. Runs where NVRTC can be loaded (CI has the
+// toolkit); skips with the reason elsewhere.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <string>
+
+#include "codegen.hpp"
+#include "expr/expr_gen.hpp"
+#include "expr_cache.hpp"
+#include "ew/ew.hpp"
+#include "ew_internal/program.hpp"
+#include "nvrtc.hpp"
+
+namespace ew::detail::cuda {
+namespace {
+
+constexpr int kArch = 90;  // every GPU the benchmarks name; compiling needs none
+
+#define EW_NEED_NVRTC()                                                              \
+  do {                                                                               \
+    if (!Nvrtc::instance().loaded()) GTEST_SKIP() << Nvrtc::instance().why_not();    \
+  } while (0)
+
+// Compiles both alignment cases of `k`; returns the NVRTC error, or empty.
+std::string compile_both(const Kernel& k) {
+  for (ExprAlignment a : {ExprAlignment::aligned, ExprAlignment::any}) {
+    const ExprKernelSource s = generate_expr_kernel(k.program(), a);
+    try {
+      const std::string cubin = Nvrtc::instance().compile_cubin(s.text, "ew_expr.cu", kArch);
+      if (cubin.size() < 4 || cubin.compare(0, 4, "\x7f" "ELF") != 0) return "the cubin is not an ELF file";
+      if (cubin.find(kExprKernelName) == std::string::npos) return "the cubin lacks the kernel's name";
+    } catch (const Error& e) {
+      return std::string(e.what()) + "\nexpression:\n" + k.str();
+    }
+  }
+  return {};
+}
+
+TEST(CudaExprCodegen, EveryOpcodeInBothDtypesCompiles) {
+  EW_NEED_NVRTC();
+  for (DType t : {DType::f32, DType::f64}) {
+    const Expr x = input(0, t), y = input(1, t), z = input(2, t), s = param(0, t);
+    const Expr other = t == DType::f32 ? cast<float>(input(3, DType::f64)) : cast<double>(input(3, DType::f32));
+    const std::vector<Expr> outputs = {
+        -x + ew::abs(y) * ew::sqrt(z) - ew::floor(x) / ew::ceil(y) + ew::trunc(z) + ew::round(x),
+        ew::exp(x) + ew::log(y) + ew::tanh(z) + ew::sigmoid(s),
+        ew::min(x, y) + ew::max(y, z) + (x < y) + (x <= y) + (x > y) + (x >= y) + (x == y) + (x != y),
+        ew::fma(x, y, z) + ew::select(x - y, s, Expr(2.5)) + other * 0.5,
+    };
+    const Kernel k = compile(outputs);
+    std::set<std::string> ops;
+    for (const Instr& in : k.program().code) ops.insert(to_string(in.op));
+    EXPECT_EQ(ops.size(), static_cast<std::size_t>(opcode_count)) << k.str();
+    const std::string error = compile_both(k);
+    EXPECT_TRUE(error.empty()) << error;
+  }
+}
+
+TEST(CudaExprCodegen, DtypeMixesAndEightOutputsCompile) {
+  EW_NEED_NVRTC();
+  const Expr a = input(0, DType::f32), b = input(1, DType::f64), c = input(15, DType::f32);
+  std::vector<Expr> outputs;
+  for (int k = 0; k < max_expr_outputs; ++k) {
+    const Expr e = k % 2 ? cast<double>(a) * b + param(k % max_expr_params, DType::f64) : a * cast<float>(b) - c;
+    outputs.push_back(k == 0 ? Expr(a) : e + Expr(k));
+  }
+  const Kernel k = compile(outputs);
+  EXPECT_EQ(k.outputs(), max_expr_outputs);
+  const std::string error = compile_both(k);
+  EXPECT_TRUE(error.empty()) << error;
+  // Only doubles: groups of two elements (one double2 per operand).
+  const Expr d = input(0, DType::f64);
+  EXPECT_EQ(expr_group(compile({d * 2.0}).program()), 2);
+  EXPECT_EQ(expr_group(k.program()), 4);
+  // No input at all: the kernel writes a param everywhere.
+  const std::string no_inputs = compile_both(compile({param(0, DType::f32) * 2.0f}));
+  EXPECT_TRUE(no_inputs.empty()) << no_inputs;
+}
+
+// The random expressions of the expression suite (trees, DAGs, up to depth 8, mixed
+// dtypes, 1-2 outputs), each compiled in both alignment cases. EW_EXPR_CODEGEN_CASES
+// sets the count (CI: the default).
+TEST(CudaExprCodegen, RandomExpressionsCompile) {
+  EW_NEED_NVRTC();
+  int cases = 120;
+  if (const char* n = std::getenv("EW_EXPR_CODEGEN_CASES")) cases = std::atoi(n);
+  const auto start = std::chrono::steady_clock::now();
+  for (int c = 0; c < cases; ++c) {
+    const std::uint64_t seed = 0x9e3779b97f4a7c15ull * static_cast<std::uint64_t>(c + 1);
+    test::ExprGenerator gen(seed);
+    const test::GeneratedCase g = gen.next();
+    const Kernel k = compile(g.outputs);
+    const std::string error = compile_both(k);
+    ASSERT_TRUE(error.empty()) << "case seed " << seed << ": " << error;
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("%d random expressions, both alignment cases: %.2f s (%.0f ms a kernel)\n", cases, seconds,
+              cases ? seconds * 1000 / (2 * cases) : 0.0);
+}
+
+TEST(CudaExprCodegen, ConstantsKeepTheirBits) {
+  const Kernel k = compile({input(0, DType::f32) + Expr(-0.0f), input(1, DType::f64) * Expr(0.1)});
+  const std::string s = generate_expr_kernel(k.program(), ExprAlignment::aligned).text;
+  EXPECT_NE(s.find("__int_as_float(0x80000000u)"), std::string::npos) << "-0.0f";
+  EXPECT_NE(s.find("__longlong_as_double(0x3fb999999999999aull)"), std::string::npos) << "0.1";
+  EXPECT_EQ(s.find('@'), std::string::npos) << "a placeholder of the skeleton was left";
+}
+
+TEST(CudaNvrtc, CompileErrorIsDeviceErrorWithTheLog) {
+  EW_NEED_NVRTC();
+  try {
+    Nvrtc::instance().compile_cubin("extern \"C\" __global__ void k() { undeclared_thing = 1; }", "broken.cu", kArch);
+    FAIL() << "broken source compiled";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::device_error);
+    EXPECT_NE(std::string(e.what()).find("undeclared_thing"), std::string::npos) << e.what();
+  }
+}
+
+TEST(CudaNvrtc, MissingNvrtcSaysWhereItLooked) {
+  const char* old = std::getenv("EW_NVRTC");
+  const std::string saved = old ? old : "";
+  setenv("EW_NVRTC", "/nonexistent/libnvrtc.so.13", 1);
+  const std::vector<std::string> candidates = Nvrtc::default_candidates();
+  if (old) setenv("EW_NVRTC", saved.c_str(), 1);
+  else unsetenv("EW_NVRTC");
+  ASSERT_EQ(candidates, std::vector<std::string>{"/nonexistent/libnvrtc.so.13"});
+  const Nvrtc n = Nvrtc::load(candidates, "EW_NVRTC names the file");
+  EXPECT_FALSE(n.loaded());
+  try {
+    n.compile_cubin("", "x.cu", kArch);
+    FAIL() << "compiled without NVRTC";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::backend_unavailable);
+    const std::string m = e.what();
+    EXPECT_NE(m.find("NVRTC"), std::string::npos) << m;
+    EXPECT_NE(m.find("not found"), std::string::npos) << m;
+    EXPECT_NE(m.find("/nonexistent/libnvrtc.so.13"), std::string::npos) << m;
+    EXPECT_NE(m.find("EW_NVRTC"), std::string::npos) << m;
+  }
+  // The default list names the toolkit's directory after the loader's own search.
+  unsetenv("EW_NVRTC");
+  const std::vector<std::string> usual = Nvrtc::default_candidates();
+  if (old) setenv("EW_NVRTC", saved.c_str(), 1);
+  ASSERT_GE(usual.size(), 2u);
+  EXPECT_EQ(usual[0].rfind("libnvrtc.so.", 0), 0u) << usual[0];
+  EXPECT_NE(usual[1].find("/libnvrtc.so."), std::string::npos) << usual[1];
+}
+
+// A fresh directory per test, removed afterwards.
+class CudaExprCache : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/ew_expr_cache_test.XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    dir_ = std::string(pattern) + "/nested/elementwise";  // created by the first store
+  }
+  void TearDown() override {
+    const std::string root = dir_.substr(0, dir_.find("/nested"));
+    std::system(("rm -rf '" + root + "'").c_str());
+  }
+  std::string dir_;
+};
+
+std::string file_bytes(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+void write_bytes(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+}
+
+TEST_F(CudaExprCache, MissThenHit) {
+  std::string got = "untouched";
+  EXPECT_FALSE(expr_cache_load(dir_, "key one", got));
+  EXPECT_EQ(got, "untouched");
+  ASSERT_TRUE(expr_cache_store(dir_, "key one", "cubin bytes\0with a zero"));
+  ASSERT_TRUE(expr_cache_load(dir_, "key one", got));
+  EXPECT_EQ(got, std::string("cubin bytes\0with a zero"));
+  EXPECT_FALSE(expr_cache_load(dir_, "key two", got)) << "another key (another version) is a miss";
+  // No temporary file is left behind.
+  const std::string listing = dir_ + "/*.tmp.*";
+  EXPECT_NE(std::system(("ls " + listing + " >/dev/null 2>&1").c_str()), 0);
+}
+
+TEST_F(CudaExprCache, CorruptFilesAreIgnoredAndRebuilt) {
+  const std::string key = "elementwise 1.0\nnvrtc 13.0\ndriver 13000\nsource ...", payload(5000, 'c');
+  ASSERT_TRUE(expr_cache_store(dir_, key, payload));
+  const std::string file = expr_cache_file(dir_, key), good = file_bytes(file);
+  std::string got;
+  auto damaged = [&](std::string bytes) {
+    write_bytes(file, bytes);
+    got = "untouched";
+    return !expr_cache_load(dir_, key, got) && got == "untouched";
+  };
+  std::string flipped = good;
+  flipped[good.size() - 10] ^= 1;
+  EXPECT_TRUE(damaged(flipped)) << "a flipped payload bit";
+  EXPECT_TRUE(damaged(good.substr(0, good.size() - 1))) << "a truncated file (torn write)";
+  EXPECT_TRUE(damaged(good + "x")) << "a longer file";
+  EXPECT_TRUE(damaged("")) << "an empty file";
+  EXPECT_TRUE(damaged(std::string(200, '\xff'))) << "garbage";
+  std::string magic = good;
+  magic[0] = 'X';
+  EXPECT_TRUE(damaged(magic)) << "another format";
+  // A file written for another key under this key's name (a hash collision).
+  const std::string other = "elementwise 0.9\nnvrtc 12.8\ndriver 12080\nsource ...";
+  ASSERT_TRUE(expr_cache_store(dir_, other, payload));
+  EXPECT_TRUE(damaged(file_bytes(expr_cache_file(dir_, other)))) << "another key's file";
+  // Rebuilt: the next store replaces the bad file.
+  ASSERT_TRUE(expr_cache_store(dir_, key, payload));
+  ASSERT_TRUE(expr_cache_load(dir_, key, got));
+  EXPECT_EQ(got, payload);
+}
+
+TEST_F(CudaExprCache, UnwritableDirectoryIsNotAnError) {
+  EXPECT_FALSE(expr_cache_store("/proc/ew_cannot_be_here", "k", "v"));
+  std::string got;
+  EXPECT_FALSE(expr_cache_load("/proc/ew_cannot_be_here", "k", got));
+  EXPECT_FALSE(expr_cache_load("", "k", got));
+}
+
+TEST_F(CudaExprCache, DirectoryFromTheEnvironment) {
+  const char* names[] = {"EW_CACHE_DIR", "XDG_CACHE_HOME", "HOME"};
+  std::string saved[3];
+  bool had[3];
+  for (int k = 0; k < 3; ++k) {
+    const char* v = std::getenv(names[k]);
+    had[k] = v != nullptr, saved[k] = v ? v : "";
+  }
+  setenv("HOME", "/home/someone", 1);
+  unsetenv("EW_CACHE_DIR");
+  unsetenv("XDG_CACHE_HOME");
+  EXPECT_EQ(expr_cache_dir(), "/home/someone/.cache/elementwise");
+  setenv("XDG_CACHE_HOME", "/xdg", 1);
+  EXPECT_EQ(expr_cache_dir(), "/xdg/elementwise");
+  setenv("EW_CACHE_DIR", "/mine", 1);
+  EXPECT_EQ(expr_cache_dir(), "/mine");
+  for (int k = 0; k < 3; ++k)
+    if (had[k]) setenv(names[k], saved[k].c_str(), 1);
+    else unsetenv(names[k]);
+}
+
+// Two processes store the same key (one payload each, of different lengths) over and
+// over while a third reads: every read finds no file or one whole payload, never a mix.
+TEST_F(CudaExprCache, TwoProcessesWritingAtOnce) {
+  const std::string key = "a key both processes compile";
+  const std::string payload[2] = {std::string(300000, 'a'), std::string(200000, 'b')};
+  pid_t writers[2];
+  for (int w = 0; w < 2; ++w) {
+    writers[w] = fork();
+    ASSERT_GE(writers[w], 0);
+    if (writers[w] == 0) {
+      bool ok = true;
+      for (int k = 0; k < 200; ++k) ok = expr_cache_store(dir_, key, payload[w]) && ok;
+      _exit(ok ? 0 : 1);
+    }
+  }
+  int hits = 0, bad = 0;
+  for (int k = 0; k < 2000; ++k) {
+    std::string got;
+    if (expr_cache_load(dir_, key, got)) {
+      ++hits;
+      if (got != payload[0] && got != payload[1]) ++bad;
+    }
+  }
+  for (pid_t w : writers) {
+    int status = 0;
+    waitpid(w, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "a writer failed to store";
+  }
+  EXPECT_EQ(bad, 0);
+  std::string got;
+  ASSERT_TRUE(expr_cache_load(dir_, key, got));
+  EXPECT_TRUE(got == payload[0] || got == payload[1]);
+  std::printf("%d of 2000 reads hit while two processes wrote\n", hits);
+}
+
+}  // namespace
+}  // namespace ew::detail::cuda
