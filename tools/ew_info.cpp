@@ -1,6 +1,7 @@
 // ew-info: what this build of elementwise can do on this machine.
 // Exits 2, with the reason, when EW_BACKEND names an unknown or unusable backend or
 // EW_DEVICE is not a device index.
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 
@@ -19,6 +20,27 @@ int main() {
   } catch (const ew::Error& e) {
     std::fprintf(stderr, "\nerror: %s\n", e.what());
     return 2;
+  }
+  // Expressions on cuda need NVRTC at run time (EW_NVRTC): one tiny kernel says whether they run.
+  for (const ew::BackendStatus& s : ew::available_backends()) {
+    if (s.name != "cuda" || !s.compiled) continue;
+    if (!s.usable) {
+      std::printf("\nexpressions on cuda: no (the cuda backend is unusable here)\n");
+      continue;
+    }
+    try {
+      const auto start = std::chrono::steady_clock::now();
+      ew::Context gpu(ew::Backend::cuda);
+      ew::Buffer<float> x(gpu, 1);
+      const float one = 1.0f;
+      x.upload(&one, 1);
+      ew::compile({ew::input<float>(0) + 1})(gpu, {x.span()}, {x.span()});
+      gpu.synchronize();
+      const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+      std::printf("\nexpressions on cuda: yes (NVRTC; a first kernel compiled or read from the cache in %.0f ms)\n", ms);
+    } catch (const ew::Error& e) {
+      std::printf("\nexpressions on cuda: no: %s\n", e.what());
+    }
   }
   return 0;
 }

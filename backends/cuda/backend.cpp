@@ -102,6 +102,7 @@ class CudaBackend final : public BackendImpl {
     cudaSetDevice(device_);
     cudaStreamSynchronize(stream_);
     pipeline_.reset();
+    expr_.reset();
     device_pool_.release_cached();
     pinned_pool_.release_cached();
     managed_pool_.release_cached();
@@ -127,7 +128,7 @@ class CudaBackend final : public BackendImpl {
       if (!expr_) {
         int minor = 0;
         check(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device_), "cudaDeviceGetAttribute");
-        expr_ = std::make_unique<ExprRunner>(shape_.sm_count, shape_.major, minor);
+        expr_ = std::make_unique<ExprRunner>(shape_.sm_count, shape_.major, minor, staging_bytes_);
       }
       expr_->run(c, stream_);
     });

@@ -75,38 +75,109 @@ const CompiledExpr& expr_kernel(const Program& p, bool aligned, int arch, ExprSo
   return *map.emplace(std::move(key), std::move(entry)).first->second;
 }
 
-ExprRunner::ExprRunner(int sm_count, int major, int minor)
-    : sm_count_(sm_count), major_(major), arch_(major * 10 + minor) {}
+ExprRunner::ExprRunner(int sm_count, int major, int minor, std::size_t staging_bytes)
+    : sm_count_(sm_count), major_(major), arch_(major * 10 + minor), staging_bytes_(staging_bytes) {}
+
+ExprRunner::~ExprRunner() {
+  if (scratch_) cudaFree(scratch_);
+}
 
 void ExprRunner::run(const ExprCall& c, cudaStream_t stream) {
   const Program& p = *c.program;
   const int inputs = p.input_slots, outputs = static_cast<int>(p.outputs.size());
-  auto host_resident = [](MemorySpace s) { return s == MemorySpace::host || s == MemorySpace::pinned; };
-  for (int k = 0; k < inputs; ++k)
-    if (c.inputs[k] && host_resident(c.input_space[k]))
-      throw Error(Errc::foreign_memory, "ew::Kernel on cuda: input " + std::to_string(k) + " is " +
-                                            to_string(c.input_space[k]) +
-                                            " memory; expressions on cuda read device or managed memory "
-                                            "(an ew::Buffer of the context), copy it there first");
-  for (int k = 0; k < outputs; ++k)
-    if (host_resident(c.output_space[k]))
-      throw Error(Errc::foreign_memory, "ew::Kernel on cuda: output " + std::to_string(k) + " is " +
-                                            to_string(c.output_space[k]) +
-                                            " memory; expressions on cuda write device or managed memory "
-                                            "(an ew::Buffer of the context)");
-
-  ExprKernelArgs args{};
-  int in_size[max_expr_inputs] = {}, out_size[max_expr_outputs] = {};
-  for (int k = 0; k < inputs; ++k)
-    if (p.input_read[k]) args.in[k] = c.inputs[k], in_size[k] = p.input_dtype[k] == DType::f32 ? 4 : 8;
-  for (int k = 0; k < outputs; ++k) args.out[k] = c.outputs[k], out_size[k] = p.output_dtype(k) == DType::f32 ? 4 : 8;
-  for (int k = 0; k < p.param_slots; ++k) args.param[k] = c.params[k];
-
   if (known_.size() > 4096) known_.clear();  // programs come and go; their kernels stay cached process-wide
   Known& known = known_[&p];
   if (known.canonical.size() != p.canonical.size() || known.canonical != p.canonical) known = Known{p.canonical};
+
+  ExprKernelArgs args{};
+  int in_size[max_expr_inputs] = {}, out_size[max_expr_outputs] = {};
+  bool staged = false;
+  for (int k = 0; k < inputs; ++k)
+    if (p.input_read[k]) {
+      args.in[k] = c.inputs[k], in_size[k] = p.input_dtype[k] == DType::f32 ? 4 : 8;
+      staged = staged || host_resident(c.input_space[k]);
+    }
+  for (int k = 0; k < outputs; ++k) {
+    args.out[k] = c.outputs[k], out_size[k] = p.output_dtype(k) == DType::f32 ? 4 : 8;
+    staged = staged || host_resident(c.output_space[k]);
+  }
+  for (int k = 0; k < p.param_slots; ++k) args.param[k] = c.params[k];
+  if (!staged) {
+    launch(known, p, args, in_size, out_size, c.n, stream);
+    return;
+  }
+
+  // Host-resident operands go through device scratch in chunks: copy in, compute, copy
+  // out, in stream order (so one scratch serves every chunk), then wait, so that pageable
+  // outputs are written when the call returns. Not overlapped as the fixed ops' pipeline
+  // is: for speed, keep the data in device memory.
+  std::size_t bytes_per_element = 0;
+  for (int k = 0; k < inputs; ++k)
+    if (p.input_read[k] && host_resident(c.input_space[k])) bytes_per_element += in_size[k];
+  for (int k = 0; k < outputs; ++k)
+    if (host_resident(c.output_space[k])) bytes_per_element += out_size[k];
+  const int regions = inputs + outputs;
+  std::size_t chunk = staging_bytes_ / bytes_per_element;
+  if (chunk > 64) chunk -= chunk % 64;
+  if (chunk < 1) chunk = 1;
+  if (!scratch_)  // room for every region's rounding up to 256 bytes
+    check(cudaMalloc(&scratch_, staging_bytes_ + (max_expr_inputs + max_expr_outputs) * 256),
+          "cudaMalloc (expression staging)");
+  // One 256-byte aligned region of `chunk` elements per host-resident operand.
+  char* region[max_expr_inputs + max_expr_outputs] = {};
+  std::size_t offset = 0;
+  for (int k = 0; k < regions; ++k) {
+    const bool host = k < inputs ? p.input_read[k] && host_resident(c.input_space[k]) : host_resident(c.output_space[k - inputs]);
+    if (!host) continue;
+    region[k] = static_cast<char*>(scratch_) + offset;
+    offset += (chunk * std::size_t(k < inputs ? in_size[k] : out_size[k - inputs]) + 255) / 256 * 256;
+  }
+  try {
+    run_chunks(known, p, c, args, in_size, out_size, region, chunk, stream);
+  } catch (...) {
+    cudaStreamSynchronize(stream);  // no copy into the caller's memory is left in flight
+    cudaGetLastError();
+    throw;
+  }
+}
+
+void ExprRunner::run_chunks(Known& known, const Program& p, const ExprCall& c, const ExprKernelArgs& args,
+                            const int* in_size, const int* out_size, char* const* region, std::size_t chunk,
+                            cudaStream_t stream) {
+  const int inputs = p.input_slots, outputs = static_cast<int>(p.outputs.size());
+  for (std::size_t start = 0; start < c.n; start += chunk) {
+    const std::size_t m = c.n - start < chunk ? c.n - start : chunk;
+    ExprKernelArgs a = args;
+    for (int k = 0; k < inputs; ++k) {
+      if (!p.input_read[k]) continue;
+      const char* src = static_cast<const char*>(c.inputs[k]) + start * std::size_t(in_size[k]);
+      if (host_resident(c.input_space[k])) {
+        char* dst = region[k];
+        check(cudaMemcpyAsync(dst, src, m * std::size_t(in_size[k]), cudaMemcpyDefault, stream),
+              "cudaMemcpyAsync (an expression's host input)");
+        a.in[k] = dst;
+      } else {
+        a.in[k] = src;
+      }
+    }
+    for (int k = 0; k < outputs; ++k)
+      a.out[k] = host_resident(c.output_space[k]) ? static_cast<void*>(region[inputs + k])
+                                                   : static_cast<char*>(c.outputs[k]) + start * std::size_t(out_size[k]);
+    launch(known, p, a, in_size, out_size, m, stream);
+    for (int k = 0; k < outputs; ++k)
+      if (host_resident(c.output_space[k]))
+        check(cudaMemcpyAsync(static_cast<char*>(c.outputs[k]) + start * std::size_t(out_size[k]), a.out[k],
+                              m * std::size_t(out_size[k]), cudaMemcpyDefault, stream),
+              "cudaMemcpyAsync (an expression's host output)");
+  }
+  check(cudaStreamSynchronize(stream), "cudaStreamSynchronize (an expression on host memory)");
+}
+
+void ExprRunner::launch(Known& known, const Program& p, ExprKernelArgs& args, const int* in_size, const int* out_size,
+                        std::size_t n, cudaStream_t stream) {
+  const int inputs = p.input_slots, outputs = static_cast<int>(p.outputs.size());
   const int group = known.kernel[0] ? known.kernel[0]->group : known.kernel[1] ? known.kernel[1]->group : expr_group(p);
-  split_expr_range(c.n, group, args.in, in_size, inputs, args.out, out_size, outputs, args);
+  split_expr_range(n, group, args.in, in_size, inputs, args.out, out_size, outputs, args);
   std::uint32_t all = 0;
   for (int k = 0; k < inputs; ++k)
     if (p.input_read[k]) all |= 1u << k;
@@ -139,7 +210,6 @@ void ExprRunner::run(const ExprCall& c, cudaStream_t stream) {
   config.numAttrs = major_ >= 9 ? 1 : 0;
   void* argv[] = {&args};
   check(cudaLaunchKernelExC(&config, function, argv), "expression kernel launch");
-  check(cudaGetLastError(), "expression kernel launch");
 }
 
 }  // namespace ew::detail::cuda

@@ -3,8 +3,8 @@
 // (codegen.hpp), compiled by NVRTC for the device's exact architecture (nvrtc.hpp),
 // cached in memory for the process and on disk across processes (expr_cache.hpp),
 // loaded through the runtime API (cudaLibraryLoadData) and launched on the context's
-// stream. Operands must be device or managed memory: host-resident operands are refused
-// (Errc::foreign_memory) rather than read over the bus at a fraction of the speed.
+// stream. Host-resident operands (pageable or pinned) go through device scratch in
+// chunks, copied in and out around the kernel; such calls return when done.
 #include <cuda_runtime.h>
 
 #include <memory>
@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "ew_internal/backend_impl.hpp"
+#include "codegen.hpp"
 #include "ew_internal/program.hpp"
 
 namespace ew::detail::cuda {
@@ -31,7 +32,10 @@ struct CompiledExpr {
 // Kernel already compiled costs a pointer lookup, not a hash of its text.
 class ExprRunner {
  public:
-  ExprRunner(int sm_count, int major, int minor);
+  ExprRunner(int sm_count, int major, int minor, std::size_t staging_bytes);
+  ~ExprRunner();
+  ExprRunner(const ExprRunner&) = delete;
+  ExprRunner& operator=(const ExprRunner&) = delete;
   void run(const ExprCall& call, cudaStream_t stream);
 
  private:
@@ -40,7 +44,14 @@ class ExprRunner {
     const CompiledExpr* kernel[2] = {};     // by alignment case: aligned, any
     int blocks_per_sm[2] = {};
   };
+  static bool host_resident(MemorySpace s) { return s == MemorySpace::host || s == MemorySpace::pinned; }
+  void launch(Known& known, const Program& p, ExprKernelArgs& args, const int* in_size, const int* out_size,
+              std::size_t n, cudaStream_t stream);
+  void run_chunks(Known& known, const Program& p, const ExprCall& c, const ExprKernelArgs& args, const int* in_size,
+                  const int* out_size, char* const* region, std::size_t chunk, cudaStream_t stream);
   int sm_count_, major_, arch_;
+  std::size_t staging_bytes_;
+  void* scratch_ = nullptr;  // device staging of host-resident operands (ContextOptions::staging_bytes)
   std::unordered_map<const Program*, Known> known_;
 };
 

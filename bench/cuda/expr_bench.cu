@@ -1,0 +1,284 @@
+// ew-cuda-expr-bench: expressions on the cuda backend (kernels generated and compiled at run
+// time by NVRTC) against
+//   - cub::DeviceTransform with the same formula written as a functor and compiled ahead
+//     of time by nvcc (the hand-written fused kernel; the functor calls the same
+//     ew/detail/math.hpp, so both give the same bits, which the benchmark checks),
+//   - the unfused chain of fixed ops (chain3: add, scale, add through a temporary),
+//   - the fixed op itself for an expression equal to one (add),
+// at 2^10..2^28 elements, device memory, one stream; then the first-compile time, the
+// disk-cache hit time (each in a fresh process) and the per-call cost of a cached
+// expression against the same fixed op.
+// Usage: ew-cuda-expr-bench [--sizes FIRST:LAST] [--reps N] [--csv FILE]
+#include <cuda_runtime.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <cub/device/device_transform.cuh>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "ew/detail/math.hpp"
+#include "ew/detail/scalar_kit.hpp"
+#include "ew/ew.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorName(e));
+}
+
+// The formulas as functors, through the kit every backend uses (no contraction).
+template <class T>
+struct Add {
+  __device__ T operator()(T a, T b) const { return ew::math::ScalarKit<T>::add(a, b); }
+};
+template <class T>
+struct Silu {
+  __device__ T operator()(T x) const {
+    using K = ew::math::ScalarKit<T>;
+    return K::mul(x, ew::math::sigmoid<K>(x));
+  }
+};
+template <class T>
+struct Chain3 {
+  T s;
+  __device__ T operator()(T a, T b, T c) const {
+    using K = ew::math::ScalarKit<T>;
+    return K::add(K::mul(s, K::add(a, b)), c);
+  }
+};
+
+struct Timer {
+  cudaStream_t stream;
+  cudaEvent_t start, stop;
+  explicit Timer(cudaStream_t s) : stream(s) {
+    check(cudaEventCreate(&start), "cudaEventCreate");
+    check(cudaEventCreate(&stop), "cudaEventCreate");
+  }
+  // Best of `rounds` rounds of `reps` back-to-back calls, in microseconds a call.
+  template <class F>
+  double time(F&& f, int reps, int rounds = 5) {
+    f();
+    check(cudaStreamSynchronize(stream), "warm-up");
+    double best = 1e300;
+    for (int r = 0; r < rounds; ++r) {
+      check(cudaEventRecord(start, stream), "cudaEventRecord");
+      for (int k = 0; k < reps; ++k) f();
+      check(cudaEventRecord(stop, stream), "cudaEventRecord");
+      check(cudaEventSynchronize(stop), "cudaEventSynchronize");
+      float ms = 0;
+      check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+      best = std::min(best, 1000.0 * ms / reps);
+    }
+    return best;
+  }
+};
+
+template <class T>
+void fill_random(ew::Context& ctx, ew::Buffer<T>& b, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> d(-8, 8);
+  std::vector<T> h(b.size());
+  for (T& v : h) v = static_cast<T>(d(rng));
+  b.upload(h.data(), h.size());
+  (void)ctx;
+}
+
+template <class T>
+bool same_bits(ew::Buffer<T>& x, ew::Buffer<T>& y) {
+  std::vector<T> a(x.size()), b(y.size());
+  x.download(a.data(), a.size());
+  y.download(b.data(), b.size());
+  return std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
+}
+
+FILE* csv = nullptr;
+
+void row(const char* expr, const char* dtype, int log2n, const char* method, double us, double bytes, double ref_us) {
+  const double gbs = bytes / (us * 1e3);
+  std::printf("  %-7s %-4s 2^%-2d %-22s %10.2f us %8.1f GB/s  %.3fx\n", expr, dtype, log2n, method, us, gbs, ref_us / us);
+  if (csv) std::fprintf(csv, "%s,%s,%d,%s,%.4f,%.2f,%.4f\n", expr, dtype, log2n, method, us, gbs, ref_us / us);
+}
+
+template <class T>
+void sweep(ew::Context& gpu, cudaStream_t stream, int first, int last, int reps) {
+  const char* dt = sizeof(T) == 4 ? "f32" : "f64";
+  Timer timer(stream);
+  const T s = T(0.75);
+  const ew::Kernel add = ew::compile(std::vector<ew::Expr>{ew::input<T>(0) + ew::input<T>(1)});
+  const ew::Kernel silu = ew::compile(std::vector<ew::Expr>{ew::input<T>(0) * ew::sigmoid(ew::input<T>(0))});
+  const ew::Kernel chain3 = ew::compile(std::vector<ew::Expr>{ew::param<T>(0) * (ew::input<T>(0) + ew::input<T>(1)) + ew::input<T>(2)});
+  for (int e = first; e <= last; e += 2) {
+    const std::size_t n = std::size_t(1) << e;
+    const int r = std::max(3, std::min(reps, int((std::size_t(reps) << 20) / n)));
+    ew::Buffer<T> a(gpu, n), b(gpu, n), c(gpu, n), y(gpu, n), z(gpu, n), t(gpu, n);
+    fill_random(gpu, a, 1), fill_random(gpu, b, 2), fill_random(gpu, c, 3);
+    const double esz = sizeof(T);
+    bool same = true;
+
+    // add: the expression against ew::add and cub.
+    const double op_add = timer.time([&] { ew::add<T>(gpu, a.span(), b.span(), y.span()); }, r);
+    const double ex_add = timer.time([&] { add(gpu, {a.span(), b.span()}, {z.span()}); }, r);
+    same = same && same_bits(y, z);
+    const double cub_add = timer.time([&] {
+      check(cub::DeviceTransform::Transform(::cuda::std::make_tuple(a.data(), b.data()), t.data(), n, Add<T>{}, stream),
+            "cub add");
+    }, r);
+    same = same && same_bits(y, t);
+    row("add", dt, e, "ew::add (fixed op)", op_add, 3 * n * esz, op_add);
+    row("add", dt, e, "expression a+b", ex_add, 3 * n * esz, op_add);
+    row("add", dt, e, "cub::DeviceTransform", cub_add, 3 * n * esz, op_add);
+
+    // silu: the expression against cub with the same functor.
+    const double cub_silu = timer.time([&] {
+      check(cub::DeviceTransform::Transform(a.data(), y.data(), n, Silu<T>{}, stream), "cub silu");
+    }, r);
+    const double ex_silu = timer.time([&] { silu(gpu, {a.span()}, {z.span()}); }, r);
+    same = same && same_bits(y, z);
+    row("silu", dt, e, "cub::DeviceTransform", cub_silu, 2 * n * esz, cub_silu);
+    row("silu", dt, e, "expression", ex_silu, 2 * n * esz, cub_silu);
+
+    // chain3: fused expression, cub with the same functor, the unfused fixed ops.
+    const double cub_chain = timer.time([&] {
+      check(cub::DeviceTransform::Transform(::cuda::std::make_tuple(a.data(), b.data(), c.data()), y.data(), n,
+                                            Chain3<T>{s}, stream),
+            "cub chain3");
+    }, r);
+    const double ex_chain = timer.time([&] { chain3(gpu, {a.span(), b.span(), c.span()}, {z.span()}, {double(s)}); }, r);
+    same = same && same_bits(y, z);
+    const double unfused = timer.time([&] {
+      ew::add<T>(gpu, a.span(), b.span(), t.span());
+      ew::scale<T>(gpu, s, t.span(), t.span());
+      ew::add<T>(gpu, t.span(), c.span(), t.span());
+    }, r);
+    same = same && same_bits(y, t);
+    row("chain3", dt, e, "cub::DeviceTransform", cub_chain, 4 * n * esz, cub_chain);
+    row("chain3", dt, e, "expression", ex_chain, 4 * n * esz, cub_chain);
+    row("chain3", dt, e, "unfused add,scale,add", unfused, 4 * n * esz, cub_chain);
+    if (!same) throw std::runtime_error(std::string("results differ in bits at 2^") + std::to_string(e) + " " + dt);
+  }
+}
+
+// Child mode: the time of the first call of a new expression in this process (after
+// a warm-up expression that loads NVRTC and the CUDA context's modules).
+int first_call_child(const char* constant) {
+  ew::Context gpu(ew::Backend::cuda);
+  ew::Buffer<float> x(gpu, 1024), y(gpu, 1024);
+  fill_random(gpu, x, 4);
+  ew::compile({ew::input<float>(0) * 2.0f})(gpu, {x.span()}, {y.span()});
+  gpu.synchronize();
+  const ew::Kernel k = ew::compile({ew::input<float>(0) * ew::sigmoid(ew::input<float>(0)) + ew::Expr(std::atof(constant))});
+  const Clock::time_point t = Clock::now();
+  k(gpu, {x.span()}, {y.span()});
+  gpu.synchronize();
+  std::printf("%.3f\n", ms_since(t));
+  return 0;
+}
+
+double run_child(const std::string& self, const std::string& dir, const std::string& constant) {
+  const std::string cmd = "EW_CACHE_DIR='" + dir + "' '" + self + "' --first-call " + constant;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) throw std::runtime_error("popen failed");
+  double ms = -1;
+  if (std::fscanf(p, "%lf", &ms) != 1) ms = -1;
+  if (pclose(p) != 0 || ms < 0) throw std::runtime_error("the child process failed: " + cmd);
+  return ms;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    if (argc == 3 && std::string(argv[1]) == "--first-call") return first_call_child(argv[2]);
+    int first = 10, last = 28, reps = 200;
+    std::string csv_path;
+    for (int i = 1; i < argc; ++i) {
+      const std::string a = argv[i];
+      if (a == "--sizes" && i + 1 < argc) std::sscanf(argv[++i], "%d:%d", &first, &last);
+      else if (a == "--reps" && i + 1 < argc) reps = std::atoi(argv[++i]);
+      else if (a == "--csv" && i + 1 < argc) csv_path = argv[++i];
+      else {
+        std::fprintf(stderr, "usage: ew-cuda-expr-bench [--sizes FIRST:LAST] [--reps N] [--csv FILE]\n");
+        return 2;
+      }
+    }
+    cudaStream_t stream;
+    check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+    ew::ContextOptions o;
+    o.stream = stream;
+    ew::Context gpu(ew::Backend::cuda, o);
+    cudaDeviceProp prop{};
+    check(cudaGetDeviceProperties(&prop, gpu.device()), "cudaGetDeviceProperties");
+    std::printf("ew-cuda-expr-bench on %s (sm_%d%d); ratio: against the first row of each group\n", prop.name,
+                prop.major, prop.minor);
+    if (!csv_path.empty()) {
+      csv = std::fopen(csv_path.c_str(), "w");
+      if (!csv) throw std::runtime_error("cannot write " + csv_path);
+      std::fprintf(csv, "expression,dtype,log2n,method,us,GBps,ratio\n");
+    }
+    sweep<float>(gpu, stream, first, last, reps);
+    sweep<double>(gpu, stream, first, last, reps);
+
+    // Compile and cache times, each first call in a fresh process.
+    char self[4096] = {};
+    if (readlink("/proc/self/exe", self, sizeof self - 1) <= 0) throw std::runtime_error("readlink /proc/self/exe");
+    char dir[] = "/tmp/ew_expr_bench_cache.XXXXXX";
+    if (!mkdtemp(dir)) throw std::runtime_error("mkdtemp");
+    std::random_device seed;
+    std::vector<double> compile_ms, disk_ms;
+    for (int k = 0; k < 3; ++k) {
+      const std::string constant = std::to_string(1.0 + (seed() % 1000000) * 1e-7);
+      compile_ms.push_back(run_child(self, dir, constant));
+      disk_ms.push_back(run_child(self, dir, constant));
+    }
+    std::system(("rm -rf '" + std::string(dir) + "'").c_str());
+    std::sort(compile_ms.begin(), compile_ms.end());
+    std::sort(disk_ms.begin(), disk_ms.end());
+    std::printf("\nfirst call of a new expression (x*sigmoid(x)+c, 2^10 floats), 3 processes each, median:\n"
+                "  compiled by NVRTC: %.1f ms (%.1f..%.1f)\n  from the disk cache: %.2f ms (%.2f..%.2f)\n",
+                compile_ms[1], compile_ms[0], compile_ms[2], disk_ms[1], disk_ms[0], disk_ms[2]);
+    if (csv) {
+      std::fprintf(csv, "first_compile,f32,10,ms,%.3f,,\n", compile_ms[1]);
+      std::fprintf(csv, "disk_cache_hit,f32,10,ms,%.3f,,\n", disk_ms[1]);
+    }
+
+    // Per-call cost, host side, back to back at 2^10: cached expression vs fixed op.
+    const std::size_t n = 1024;
+    ew::Buffer<float> a(gpu, n), b(gpu, n), c(gpu, n);
+    const ew::Kernel add = ew::compile({ew::input<float>(0) + ew::input<float>(1)});
+    add(gpu, {a.span(), b.span()}, {c.span()});
+    gpu.synchronize();
+    const int calls = 20000;
+    double op = 1e30, ex = 1e30;
+    for (int round = 0; round < 7; ++round) {
+      Clock::time_point t = Clock::now();
+      for (int k = 0; k < calls; ++k) ew::add<float>(gpu, a.span(), b.span(), c.span());
+      gpu.synchronize();
+      op = std::min(op, ms_since(t) * 1000 / calls);
+      t = Clock::now();
+      for (int k = 0; k < calls; ++k) add(gpu, {a.span(), b.span()}, {c.span()});
+      gpu.synchronize();
+      ex = std::min(ex, ms_since(t) * 1000 / calls);
+    }
+    std::printf("per call, 2^10 floats back to back (best of 7 x %d): ew::add %.3f us, expression a+b %.3f us (%+.3f us)\n",
+                calls, op, ex, ex - op);
+    if (csv) {
+      std::fprintf(csv, "call_cost,f32,10,ew::add,%.4f,,\n", op);
+      std::fprintf(csv, "call_cost,f32,10,expression,%.4f,,\n", ex);
+      std::fclose(csv);
+    }
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ew-cuda-expr-bench: %s\n", e.what());
+    return 1;
+  }
+}

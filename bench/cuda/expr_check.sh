@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Expressions on cuda, checked on a GPU machine without network access, in one go:
+# configure for the GPU at hand, build, ew-info (must say "expressions on cuda: yes"),
+# the expression tests that need a GPU (tests/expr's cuda/* cases bit for bit against the
+# scalar backend, ew_cuda_expr_tests, the missing-NVRTC case), compute-sanitizer memcheck
+# and racecheck on a filtered run, then ew-cuda-expr-bench (generated kernels against
+# cub::DeviceTransform with the same functor, the unfused fixed ops and ew::add at
+# 2^10..2^28; first-compile, disk-cache and per-call times). Logs go to $OUT (default ./out).
+# Usage, from the repository root on a GPU machine (see docs/gpu.md):
+#   bash bench/cuda/expr_check.sh [--no-bench] [extra CMake arguments]
+set -uo pipefail
+out=${OUT:-$PWD/out}
+mkdir -p "$out"
+bench=1
+if [[ ${1:-} == --no-bench ]]; then bench=0; shift; fi
+status=0
+step() { echo; echo "=== $* ($(date +%T))"; }
+
+step configure
+bash tools/gpu/prepare.sh build-gpu -DEW_ENABLE_KOKKOS=OFF -DEW_ENABLE_HIGHWAY=OFF "$@" || exit 1
+export LD_LIBRARY_PATH=/opt/ewdeps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+# A cache of this run's own, so the first-compile figures are first compiles.
+export EW_CACHE_DIR=$out/expr-cache
+rm -rf "$EW_CACHE_DIR"
+
+step build
+targets=(ew-info ew_expr_tests ew_cuda_expr_tests ew_cuda_expr_codegen_tests)
+(( bench )) && targets+=(ew-cuda-expr-bench)
+cmake --build build-gpu -j 16 --target "${targets[@]}" > "$out/expr-build.log" 2>&1 || { tail -60 "$out/expr-build.log"; exit 1; }
+
+step ew-info
+build-gpu/tools/ew-info | tee "$out/expr-ew-info.log"
+grep -q "expressions on cuda: yes" "$out/expr-ew-info.log" || status=1
+
+step "ctest: expressions on the GPU, and the codegen/cache tests"
+ctest --test-dir build-gpu -R "^cuda/Expr|CudaExpr|CudaNvrtc" --output-on-failure -j 4 --timeout 900 \
+  > "$out/expr-ctest.log" 2>&1 || status=1
+tail -15 "$out/expr-ctest.log"
+grep -E "sm_[0-9]+: first compile|back to back" -r build-gpu/Testing/Temporary/LastTest.log | head -4
+
+sanitize() {  # tool, binary, gtest filter
+  timeout -k 10 600 compute-sanitizer --tool "$1" --error-exitcode 7 "$2" --gtest_filter="$3" --gtest_brief=1 ||
+    { rc=$?; echo "FAILED: ${2##*/} under $1 (rc $rc)"; }
+}
+for tool in memcheck racecheck; do
+  step "compute-sanitizer --tool $tool"
+  {
+    sanitize $tool build-gpu/tests/expr/ew_expr_tests 'cuda/ExprAliasing.*:cuda/ExprSpecial.*:cuda/ExprEqualsOp.*'
+    sanitize $tool build-gpu/tests/cuda/ew_cuda_expr_tests 'CudaExpr.EveryMemorySpace*'
+  } > "$out/expr-$tool.log" 2>&1
+  grep -E "SUMMARY|FAILED|PASSED|tests ran" "$out/expr-$tool.log"
+  grep -q FAILED "$out/expr-$tool.log" && status=1
+done
+
+if (( bench )); then
+  step ew-cuda-expr-bench
+  build-gpu/bench/cuda/ew-cuda-expr-bench --csv "$out/expr-bench.csv" > "$out/expr-bench.log" 2>&1 || status=1
+  cat "$out/expr-bench.log"
+fi
+exit $status
