@@ -13,6 +13,7 @@
 #include "ew_internal/backend_impl.hpp"
 #include "expr.hpp"
 #include "kernels.hpp"
+#include "reduce.hpp"
 #include "team.hpp"
 
 namespace ew::detail {
@@ -112,6 +113,7 @@ class HighwayBackend final : public BackendImpl {
       highway::run_typed<double>(call, threads_);
   }
   void run_expr(const ExprCall& call) override { highway::run_expr(call, threads_); }
+  ReduceResult run_reduce(const ReduceCall& call) override { return highway::run_reduce(call, threads_); }
   void synchronize() override {}
   bool accepts(MemorySpace space) const override { return space != MemorySpace::device; }
 

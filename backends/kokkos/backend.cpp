@@ -14,6 +14,7 @@
 #include "ew_internal/backend_impl.hpp"
 #include "expr.hpp"
 #include "kernels.hpp"
+#include "reduce.hpp"
 #include "runtime.hpp"
 
 namespace ew::detail {
@@ -133,6 +134,12 @@ class KokkosBackend final : public BackendImpl {
 
   void run_expr(const ExprCall& call) override {
     guarded("parallel_for", [&] { kokkos::run_expr(exec_, call); });
+  }
+
+  ReduceResult run_reduce(const ReduceCall& call) override {
+    ReduceResult r;
+    guarded("parallel_for", [&] { r = kokkos::run_reduce(exec_, call); });
+    return r;
   }
 
   void synchronize() override {

@@ -6,6 +6,7 @@
 #include "ew_internal/backend_impl.hpp"
 #include "expr.hpp"
 #include "kernels.hpp"
+#include "reduce.hpp"
 
 namespace ew::detail {
 
@@ -20,6 +21,7 @@ class ScalarBackend final : public BackendImpl {
       scalar::run<double>(call);
   }
   void run_expr(const ExprCall& call) override { scalar::run_expr(call); }
+  ReduceResult run_reduce(const ReduceCall& call) override { return scalar::run_reduce(call); }
   void synchronize() override {}
   bool accepts(MemorySpace space) const override { return space != MemorySpace::device; }
 };

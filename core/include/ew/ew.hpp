@@ -7,6 +7,7 @@
 #include "ew/error.hpp"
 #include "ew/expr.hpp"
 #include "ew/ops.hpp"
+#include "ew/reduce.hpp"
 #include "ew/span.hpp"
 #include "ew/types.hpp"
 #include "ew/version.hpp"

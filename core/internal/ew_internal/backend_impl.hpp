@@ -13,6 +13,7 @@
 #include "ew/expr.hpp"
 #include "ew/ops.hpp"
 #include "ew/types.hpp"
+#include "ew_internal/reduce_plan.hpp"
 
 namespace ew::detail {
 
@@ -46,12 +47,31 @@ struct ExprCall {
   MemorySpace output_space[max_expr_outputs];
 };
 
+// One validated reduction (ew/reduce.hpp): n > 0, x (and y for dot) checked as an
+// OpCall's operands are. The backend returns the value already rounded to the data's
+// type (held exactly in a double) and, for min/max, the winner's index.
+struct ReduceCall {
+  plan::Kind kind;
+  DType dtype;
+  std::size_t n;
+  const void* x;
+  const void* y;  // dot only
+  MemorySpace x_space, y_space;
+};
+struct ReduceResult {
+  double value = 0.0;
+  std::uint64_t index = 0;
+};
+
 class BackendImpl {
  public:
   virtual ~BackendImpl() = default;
   virtual void run(const OpCall& call) = 0;
   // Expressions (ew/expr.hpp). A backend that cannot evaluate them here says why.
   virtual void run_expr(const ExprCall& call);
+  // Reductions (ew/reduce.hpp), on the tree of reduce_plan.hpp. Returns when the result
+  // is known. A backend without them says so (Errc::backend_unavailable).
+  virtual ReduceResult run_reduce(const ReduceCall& call);
   virtual void synchronize() = 0;
   // Whether operands may live in `space` (already classified, never `unknown`).
   virtual bool accepts(MemorySpace space) const = 0;

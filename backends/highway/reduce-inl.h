@@ -1,0 +1,201 @@
+// Vector reductions, compiled once per Highway target (see reduce.cc). A block's 32
+// lanes (ew_internal/reduce_plan.hpp) are 32 / N vectors of N doubles: lane j is vector
+// j / N, element j % N, and each vector adds one row of the block at a time, so every
+// lane adds its elements in index order as the plan says. Terms are computed in the same
+// operations, rounded the same way, as the plan's scalar terms (no MulAdd: multiply,
+// then add), so every target gives the reference bits.
+
+// Per-target include guard, as Highway's skeleton-inl.h.
+#if defined(EW_HIGHWAY_REDUCE_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef EW_HIGHWAY_REDUCE_INL_H_
+#undef EW_HIGHWAY_REDUCE_INL_H_
+#else
+#define EW_HIGHWAY_REDUCE_INL_H_
+#endif
+
+#include <cstddef>
+#include <cstdint>
+
+#include "ew_internal/reduce_plan.hpp"
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace ew::detail::highway {
+namespace HWY_NAMESPACE {
+
+namespace hn = hwy::HWY_NAMESPACE;
+using plan::Kind;
+
+// At most 32 doubles a vector: N divides the lane count on every target.
+using D64 = hn::CappedTag<double, plan::lanes>;
+
+template <class T>
+HWY_INLINE hn::Vec<D64> LoadAsDouble(const T* p) {
+  const D64 d;
+  if constexpr (sizeof(T) == 8) {
+    return hn::LoadU(d, p);
+  } else {
+    const hn::Rebind<float, D64> df;
+    return hn::PromoteTo(d, hn::LoadU(df, p));
+  }
+}
+
+// One block's partials: `rows` full rows of 32 by vectors, then `rest` (< 32) elements
+// of the last row by the plan's scalar terms into the same lanes.
+template <Kind kind, class T>
+HWY_INLINE void BlockPartials(const T* x, const T* y, std::size_t count, double* out) {
+  const D64 d;
+  const std::size_t N = hn::Lanes(d);
+  constexpr int w = kind == Kind::norm2 && sizeof(T) == 8 ? 3 : 1;
+  HWY_ALIGN double acc[w * plan::lanes];
+  for (std::size_t j = 0; j < w * plan::lanes; j += N) hn::Store(hn::Zero(d), d, acc + j);
+  const std::size_t rows = count / plan::lanes, rest = count % plan::lanes;
+  for (std::size_t r = 0; r < rows; ++r) {
+    const T* xr = x + r * plan::lanes;
+    for (std::size_t j = 0; j < plan::lanes; j += N) {
+      const auto v = LoadAsDouble(xr + j);
+      if constexpr (kind == Kind::sum) {
+        hn::Store(hn::Add(hn::Load(d, acc + j), v), d, acc + j);
+      } else if constexpr (kind == Kind::asum) {
+        hn::Store(hn::Add(hn::Load(d, acc + j), hn::Abs(v)), d, acc + j);
+      } else if constexpr (kind == Kind::dot) {
+        const auto u = LoadAsDouble(y + r * plan::lanes + j);
+        hn::Store(hn::Add(hn::Load(d, acc + j), hn::Mul(v, u)), d, acc + j);
+      } else if constexpr (w == 1) {  // norm2 of f32: exact squares
+        hn::Store(hn::Add(hn::Load(d, acc + j), hn::Mul(v, v)), d, acc + j);
+      } else {  // norm2 of f64: Blue's three accumulators, the others get +0 (no change)
+        const auto a = hn::Abs(v);
+        const auto big = hn::Gt(a, hn::Set(d, plan::tbig));
+        const auto small = hn::Lt(a, hn::Set(d, plan::tsml));
+        const auto vb = hn::Mul(v, hn::Set(d, plan::sbig));
+        const auto vs = hn::Mul(v, hn::Set(d, plan::ssml));
+        const auto medium = hn::Not(hn::Or(big, small));
+        hn::Store(hn::Add(hn::Load(d, acc + j), hn::IfThenElseZero(small, hn::Mul(vs, vs))), d, acc + j);
+        hn::Store(hn::Add(hn::Load(d, acc + plan::lanes + j), hn::IfThenElseZero(medium, hn::Mul(v, v))), d,
+                  acc + plan::lanes + j);
+        hn::Store(hn::Add(hn::Load(d, acc + 2 * plan::lanes + j), hn::IfThenElseZero(big, hn::Mul(vb, vb))), d,
+                  acc + 2 * plan::lanes + j);
+      }
+    }
+  }
+  const T* xr = x + rows * plan::lanes;
+  for (std::size_t j = 0; j < rest; ++j) {
+    const double v = static_cast<double>(xr[j]);
+    if constexpr (kind == Kind::sum) acc[j] = plan::add(acc[j], plan::term_sum(v));
+    else if constexpr (kind == Kind::asum) acc[j] = plan::add(acc[j], plan::term_asum(v));
+    else if constexpr (kind == Kind::dot)
+      acc[j] = plan::add(acc[j], plan::term_dot(v, static_cast<double>(y[rows * plan::lanes + j])));
+    else if constexpr (w == 1) acc[j] = plan::add(acc[j], plan::term_square(v));
+    else {
+      const int c = plan::norm2_class(v);
+      acc[c * plan::lanes + j] = plan::add(acc[c * plan::lanes + j], plan::norm2_term(v, c));
+    }
+  }
+  for (int c = 0; c < w; ++c) out[c] = plan::pair_tree(acc + c * plan::lanes, plan::lanes);
+}
+
+// Partials of blocks [first, last) of an n-element reduction, block b at partials[b w].
+template <Kind kind, class T>
+void BlocksPartials(const T* x, const T* y, std::size_t n, std::size_t first, std::size_t last, double* partials) {
+  constexpr int w = kind == Kind::norm2 && sizeof(T) == 8 ? 3 : 1;
+  for (std::size_t b = first; b < last; ++b) {
+    const std::size_t begin = b * plan::block_elements;
+    const std::size_t count = n - begin < plan::block_elements ? n - begin : plan::block_elements;
+    BlockPartials<kind, T>(x + begin, y ? y + begin : nullptr, count, partials + b * w);
+  }
+}
+
+template <class T>
+void BlocksPartialsAny(Kind kind, const T* x, const T* y, std::size_t n, std::size_t first, std::size_t last,
+                       double* partials) {
+  switch (kind) {
+    case Kind::sum: return BlocksPartials<Kind::sum, T>(x, y, n, first, last, partials);
+    case Kind::asum: return BlocksPartials<Kind::asum, T>(x, y, n, first, last, partials);
+    case Kind::dot: return BlocksPartials<Kind::dot, T>(x, y, n, first, last, partials);
+    default: return BlocksPartials<Kind::norm2, T>(x, y, n, first, last, partials);
+  }
+}
+
+// min/max of one block: a vector pass for the extreme value (NaN looked for on the
+// side: Min/Max of NaN differ between targets), then the first index holding it (the
+// block is in L1 by then). A block with a NaN is scanned for its first NaN.
+template <bool is_min, class T>
+HWY_INLINE void BlockExtremum(const T* x, std::size_t count, double* value, std::uint64_t* index) {
+  const hn::ScalableTag<T> d;
+  const std::size_t N = hn::Lanes(d);
+  const std::size_t body = count / N * N;
+  if (body == 0) return plan::reference_extremum(is_min, x, count, value, index);
+  auto m = hn::LoadU(d, x);
+  auto nan = hn::Not(hn::Eq(m, m));  // Ne is ordered on x86: false for NaN
+  for (std::size_t i = N; i < body; i += N) {
+    const auto v = hn::LoadU(d, x + i);
+    m = is_min ? hn::Min(m, v) : hn::Max(m, v);
+    nan = hn::Or(nan, hn::Not(hn::Eq(v, v)));
+  }
+  bool tail_nan = false;
+  for (std::size_t i = body; i < count; ++i) tail_nan |= x[i] != x[i];
+  if (tail_nan || !hn::AllFalse(d, nan)) {
+    for (std::size_t i = 0; i < count; ++i)
+      if (x[i] != x[i]) {
+        *value = static_cast<double>(x[i]);
+        *index = i;
+        return;
+      }
+  }
+  HWY_ALIGN T lanes_of_m[HWY_MAX_BYTES / sizeof(T)];
+  hn::Store(m, d, lanes_of_m);
+  T best = lanes_of_m[0];
+  for (std::size_t j = 1; j < N; ++j) best = is_min ? (lanes_of_m[j] < best ? lanes_of_m[j] : best)
+                                                  : (lanes_of_m[j] > best ? lanes_of_m[j] : best);
+  for (std::size_t i = body; i < count; ++i) best = is_min ? (x[i] < best ? x[i] : best) : (x[i] > best ? x[i] : best);
+  const auto target = hn::Set(d, best);
+  std::size_t at = count;
+  for (std::size_t i = 0; i < body; i += N) {
+    const intptr_t k = hn::FindFirstTrue(d, hn::Eq(hn::LoadU(d, x + i), target));
+    if (k >= 0) {
+      at = i + static_cast<std::size_t>(k);
+      break;
+    }
+  }
+  for (std::size_t i = body; at == count && i < count; ++i)
+    if (x[i] == best) at = i;
+  *value = static_cast<double>(x[at]);
+  *index = at;
+}
+
+template <class T>
+void BlocksExtremum(bool is_min, const T* x, std::size_t n, std::size_t first, std::size_t last, double* values,
+                    std::uint64_t* indices) {
+  for (std::size_t b = first; b < last; ++b) {
+    const std::size_t begin = b * plan::block_elements;
+    const std::size_t count = n - begin < plan::block_elements ? n - begin : plan::block_elements;
+    if (is_min)
+      BlockExtremum<true>(x + begin, count, values + b, indices + b);
+    else
+      BlockExtremum<false>(x + begin, count, values + b, indices + b);
+    indices[b] += begin;
+  }
+}
+
+void ReducePartialsF32(Kind kind, const float* x, const float* y, std::size_t n, std::size_t first, std::size_t last,
+                       double* partials) {
+  BlocksPartialsAny<float>(kind, x, y, n, first, last, partials);
+}
+void ReducePartialsF64(Kind kind, const double* x, const double* y, std::size_t n, std::size_t first,
+                       std::size_t last, double* partials) {
+  BlocksPartialsAny<double>(kind, x, y, n, first, last, partials);
+}
+void ExtremumBlocksF32(bool is_min, const float* x, std::size_t n, std::size_t first, std::size_t last,
+                       double* values, std::uint64_t* indices) {
+  BlocksExtremum<float>(is_min, x, n, first, last, values, indices);
+}
+void ExtremumBlocksF64(bool is_min, const double* x, std::size_t n, std::size_t first, std::size_t last,
+                       double* values, std::uint64_t* indices) {
+  BlocksExtremum<double>(is_min, x, n, first, last, values, indices);
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace ew::detail::highway
+HWY_AFTER_NAMESPACE();
+
+#endif  // EW_HIGHWAY_REDUCE_INL_H_

@@ -1,0 +1,86 @@
+// Highway's per-target compilation of the reductions: foreach_target.h re-includes this
+// file once per target, reduce-inl.h supplies the vector blocks, and HWY_EXPORT builds
+// the table that HWY_DYNAMIC_DISPATCH indexes by the target chosen on this CPU.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "reduce.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+
+#include "hwy/highway.h"
+#include "reduce-inl.h"
+
+#if HWY_ONCE
+#include <vector>
+
+#include "reduce.hpp"
+#include "team.hpp"
+
+namespace ew::detail::highway {
+
+HWY_EXPORT(ReducePartialsF32);
+HWY_EXPORT(ReducePartialsF64);
+HWY_EXPORT(ExtremumBlocksF32);
+HWY_EXPORT(ExtremumBlocksF64);
+
+namespace {
+
+void partials(plan::Kind kind, const float* x, const float* y, std::size_t n, std::size_t first, std::size_t last,
+              double* out) {
+  HWY_DYNAMIC_DISPATCH(ReducePartialsF32)(kind, x, y, n, first, last, out);
+}
+void partials(plan::Kind kind, const double* x, const double* y, std::size_t n, std::size_t first, std::size_t last,
+              double* out) {
+  HWY_DYNAMIC_DISPATCH(ReducePartialsF64)(kind, x, y, n, first, last, out);
+}
+void extrema(bool is_min, const float* x, std::size_t n, std::size_t first, std::size_t last, double* values,
+             std::uint64_t* indices) {
+  HWY_DYNAMIC_DISPATCH(ExtremumBlocksF32)(is_min, x, n, first, last, values, indices);
+}
+void extrema(bool is_min, const double* x, std::size_t n, std::size_t first, std::size_t last, double* values,
+             std::uint64_t* indices) {
+  HWY_DYNAMIC_DISPATCH(ExtremumBlocksF64)(is_min, x, n, first, last, values, indices);
+}
+
+// Runs body(first_block, last_block) over every block once. The team cuts the elements
+// into pieces of its own choosing (by thread count and alignment); a piece takes the
+// blocks that start inside it, so the blocks themselves never depend on the pieces.
+template <class T, class Body>
+void for_each_block(int threads, const T* x, std::size_t n, Body&& body) {
+  for_each_piece(threads, n, x, sizeof(T), [&](std::size_t begin, std::size_t end) {
+    const std::size_t first = plan::block_count(begin), last = plan::block_count(end);
+    if (first < last) body(first, last);
+  });
+}
+
+template <class T>
+ReduceResult run_typed(const ReduceCall& c, int threads) {
+  const T* x = static_cast<const T*>(c.x);
+  const T* y = static_cast<const T*>(c.y);
+  const std::size_t n = c.n, blocks = plan::block_count(n);
+  if (c.kind == plan::Kind::min || c.kind == plan::Kind::max) {
+    const bool is_min = c.kind == plan::Kind::min;
+    std::vector<double> values(blocks);
+    std::vector<std::uint64_t> indices(blocks);
+    for_each_block(threads, x, n, [&](std::size_t first, std::size_t last) {
+      extrema(is_min, x, n, first, last, values.data(), indices.data());
+    });
+    ReduceResult best{values[0], indices[0]};
+    for (std::size_t b = 1; b < blocks; ++b)
+      if (plan::beats(is_min, values[b], indices[b], best.value, best.index)) best = {values[b], indices[b]};
+    return best;
+  }
+  const bool f64 = sizeof(T) == 8;
+  std::vector<double> out(blocks * static_cast<std::size_t>(plan::width(c.kind, f64)));
+  for_each_block(threads, x, n, [&](std::size_t first, std::size_t last) {
+    partials(c.kind, x, y, n, first, last, out.data());
+  });
+  return {plan::finish_partials(c.kind, f64, out.data(), blocks), 0};
+}
+
+}  // namespace
+
+ReduceResult run_reduce(const ReduceCall& call, int threads) {
+  return call.dtype == DType::f32 ? run_typed<float>(call, threads) : run_typed<double>(call, threads);
+}
+
+}  // namespace ew::detail::highway
+#endif  // HWY_ONCE
