@@ -283,6 +283,79 @@ ExprKernelSource generate_expr_kernel(const Program& p, ExprAlignment alignment)
   for (std::size_t k = 0; k < outputs; ++k)
     s << "        store<G>(out" << k << " + i, y" << k << ", " << out_vector(k) << ");\n";
   s << "      }\n    }\n  }\n}\n";
+
+  // The bulk-copy kernel (sm_90+, aligned case, at least one input), the shape of the
+  // hand-written bulk_kernel (kernels.cuh): each block takes one tile of `tile` groups;
+  // one thread has the SM's copy engine bring every input's tile into shared memory
+  // (cp.async.bulk, completing on an mbarrier), then the block computes and stores the
+  // tile one element per thread per step (a warp writes contiguous bytes).
+  int input_bytes = 0;
+  for (int k = 0; k < p.input_slots; ++k)
+    if (p.input_read[k]) input_bytes += bytes_of(p.input_dtype[k]);
+  out.has_bulk = aligned && input_bytes > 0;
+  out.bulk_bytes_per_element = input_bytes;
+  if (out.has_bulk) {
+    s << "\nextern \"C\" __global__ void __launch_bounds__(" << kExprThreads << ") " << kExprBulkKernelName
+      << "(const ew_expr::Args p, const int tile) {\n"
+      << "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900\n"
+      << "  using namespace ew_expr;\n"
+      << "  constexpr int G = " << G << ";\n"
+      << "  extern __shared__ __align__(128) unsigned char shared[];\n"
+      << "  __shared__ __align__(8) unsigned long long barrier;\n"
+      << "  wait_for_previous_grid();\n";
+    for (int k = 0; k < p.input_slots; ++k)
+      if (p.input_read[k])
+        s << "  const " << type_name(p.input_dtype[k]) << "* in" << k << " = static_cast<const "
+          << type_name(p.input_dtype[k]) << "*>(p.in[" << k << "]);\n";
+    for (std::size_t k = 0; k < outputs; ++k)
+      s << "  " << type_name(p.output_dtype(int(k))) << "* out" << k << " = static_cast<"
+        << type_name(p.output_dtype(int(k))) << "*>(p.out[" << k << "]);\n";
+    s << "  {\n    const u64 thread = u64(blockIdx.x) * " << kExprThreads << " + threadIdx.x;\n"
+      << "    if (thread < p.head) { const u64 i = thread; " << one.str() << " }\n"
+      << "    if (thread < p.tail) { const u64 i = p.head + p.groups * G + thread; " << one.str() << " }\n  }\n"
+      << "  const u64 first = u64(blockIdx.x) * tile;\n"
+      << "  if (first >= p.groups) return;\n"
+      << "  const u64 left = p.groups - first;\n"
+      << "  const int count = left < u64(tile) ? int(left) : tile;\n"
+      << "  const unsigned elements = unsigned(count) * G;\n"
+      << "  const unsigned bar = static_cast<unsigned>(__cvta_generic_to_shared(&barrier));\n"
+      << "  const unsigned base = static_cast<unsigned>(__cvta_generic_to_shared(shared));\n";
+    // Input k's tile at the sum of the earlier inputs' tile bytes (multiples of 16).
+    int offset_elements_bytes = 0;
+    std::ostringstream tiles, loads;
+    for (int k = 0; k < p.input_slots; ++k) {
+      if (!p.input_read[k]) continue;
+      const std::string off = "unsigned(tile) * G * " + std::to_string(offset_elements_bytes);
+      tiles << "  const " << type_name(p.input_dtype[k]) << "* t" << k << " = reinterpret_cast<const "
+            << type_name(p.input_dtype[k]) << "*>(shared + " << off << ");\n";
+      loads << "    asm volatile(\"cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\" "
+               ":: \"r\"(base + "
+            << off << "), \"l\"(in" << k << " + p.head + first * G), \"r\"(elements * " << bytes_of(p.input_dtype[k])
+            << "u), \"r\"(bar) : \"memory\");\n";
+      offset_elements_bytes += bytes_of(p.input_dtype[k]);
+    }
+    s << tiles.str()
+      << "  if (threadIdx.x == 0) {\n"
+      << "    asm volatile(\"mbarrier.init.shared::cta.b64 [%0], 1;\" :: \"r\"(bar) : \"memory\");\n"
+      << "    asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");\n"
+      << "    asm volatile(\"mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\" :: \"r\"(bar), \"r\"(elements * "
+      << input_bytes << "u) : \"memory\");\n"
+      << loads.str() << "  }\n"
+      << "  __syncthreads();  // the barrier is initialized before anyone waits on it\n"
+      << "  unsigned done = 0;\n"
+      << "  do {\n"
+      << "    asm volatile(\"{ .reg .pred ready; mbarrier.try_wait.parity.shared::cta.b64 ready, [%1], %2; "
+         "selp.u32 %0, 1, 0, ready; }\" : \"=r\"(done) : \"r\"(bar), \"r\"(0u) : \"memory\");\n"
+      << "  } while (!done);\n"
+      << "  const u64 start = p.head + first * G;\n"
+      << "  for (unsigned e = threadIdx.x; e < elements; e += " << kExprThreads << ") {\n"
+      << "    const u64 i = start + e;\n"
+      << "    element(p";
+    for (int k = 0; k < p.input_slots; ++k)
+      if (p.input_read[k]) s << ", t" << k << "[e]";
+    for (std::size_t k = 0; k < outputs; ++k) s << ", out" << k << "[i]";
+    s << ");\n  }\n#endif\n}\n";
+  }
   out.text = s.str();
   return out;
 }

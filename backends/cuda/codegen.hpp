@@ -21,6 +21,7 @@ namespace ew::detail::cuda {
 
 inline constexpr int kExprThreads = 256;
 inline constexpr const char* kExprKernelName = "ew_expr_kernel";
+inline constexpr const char* kExprBulkKernelName = "ew_expr_bulk_kernel";  // aligned case only
 
 // The kernel's one parameter, laid out identically here and in the generated source
 // (which declares the same struct). Pointers are element-typed there.
@@ -43,6 +44,11 @@ struct ExprKernelSource {
   std::string text;
   int group = 4;   // elements per group
   int unroll = 4;  // groups in flight per thread
+  // The aligned case of a program that reads an input also has the bulk-copy kernel
+  // (sm_90+: kExprBulkKernelName(Args, int tile), tile groups per block, tile * group *
+  // bulk_bytes_per_element bytes of dynamic shared memory).
+  bool has_bulk = false;
+  int bulk_bytes_per_element = 0;
 };
 
 // Elements per group and groups in flight for `p` (also written into the source).

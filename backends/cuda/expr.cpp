@@ -59,6 +59,11 @@ std::unique_ptr<CompiledExpr> load_expr_kernel(const Program& p, bool aligned, i
         "cudaLibraryLoadData (an expression kernel)");
   check(cudaLibraryGetKernel(&entry->kernel, entry->library, kExprKernelName),
         "cudaLibraryGetKernel (an expression kernel)");
+  if (generated.has_bulk) {
+    check(cudaLibraryGetKernel(&entry->bulk, entry->library, kExprBulkKernelName),
+          "cudaLibraryGetKernel (an expression's bulk-copy kernel)");
+    entry->bulk_bytes_per_element = generated.bulk_bytes_per_element;
+  }
   if (source) *source = from_disk ? ExprSource::disk : ExprSource::compiled;
   return entry;
 }
@@ -173,6 +178,51 @@ void ExprRunner::run_chunks(Known& known, const Program& p, const ExprCall& c, c
   check(cudaStreamSynchronize(stream), "cudaStreamSynchronize (an expression on host memory)");
 }
 
+namespace {
+
+cudaLaunchConfig_t launch_config(std::uint64_t blocks, std::size_t shared_bytes, cudaStream_t stream, bool dependent,
+                                 cudaLaunchAttribute* attribute) {
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(static_cast<unsigned>(blocks < 1 ? 1 : blocks));
+  config.blockDim = dim3(kExprThreads);
+  config.dynamicSmemBytes = shared_bytes;
+  config.stream = stream;
+  attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute[0].val.programmaticStreamSerializationAllowed = 1;
+  config.attrs = attribute;
+  config.numAttrs = dependent ? 1 : 0;
+  return config;
+}
+
+}  // namespace
+
+// Tiles of the bulk-copy kernel: the fewest elements per thread (1..32) for which the
+// input tiles of every resident block reach 48 KiB in flight per SM, within the default
+// dynamic shared memory limit: the rule of the hand-written bulk_kernel (bulk_tile_for).
+void ExprRunner::launch_bulk(Known& known, const CompiledExpr& kernel, ExprKernelArgs& args, cudaStream_t stream) {
+  const void* function = reinterpret_cast<const void*>(kernel.bulk);
+  const std::size_t bytes_per_element = static_cast<std::size_t>(kernel.bulk_bytes_per_element);
+  if (known.bulk_tile == 0) {
+    known.bulk_tile = kExprThreads / kernel.group;
+    for (int per_thread = 1; per_thread <= 32; ++per_thread) {
+      const std::size_t shared = std::size_t(kExprThreads) * per_thread * bytes_per_element;
+      if (shared > kExprBulkMaxSharedBytes) break;
+      known.bulk_tile = kExprThreads * per_thread / kernel.group;
+      int blocks = 0;
+      check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, function, kExprThreads, shared),
+            "cudaOccupancyMaxActiveBlocksPerMultiprocessor (an expression's bulk-copy kernel)");
+      if (std::size_t(blocks) * shared >= kExprBulkBytesInFlightPerSm) break;
+    }
+  }
+  int tile = known.bulk_tile;
+  const std::size_t shared = std::size_t(tile) * kernel.group * bytes_per_element;
+  const std::uint64_t blocks = (args.groups + std::uint64_t(tile) - 1) / std::uint64_t(tile);
+  cudaLaunchAttribute attribute[1];
+  const cudaLaunchConfig_t config = launch_config(blocks, shared, stream, true, attribute);
+  void* argv[] = {&args, &tile};
+  check(cudaLaunchKernelExC(&config, function, argv), "expression kernel launch (bulk copy)");
+}
+
 void ExprRunner::launch(Known& known, const Program& p, ExprKernelArgs& args, const int* in_size, const int* out_size,
                         std::size_t n, cudaStream_t stream) {
   const int inputs = p.input_slots, outputs = static_cast<int>(p.outputs.size());
@@ -185,6 +235,10 @@ void ExprRunner::launch(Known& known, const Program& p, ExprKernelArgs& args, co
   const int which = (args.vector_ok & all) == all ? 0 : 1;
   if (!known.kernel[which]) known.kernel[which] = &expr_kernel(p, which == 0, arch_);
   const CompiledExpr& kernel = *known.kernel[which];
+  if (kernel.bulk && major_ >= 9 && args.groups >= kExprBulkMinGroups) {
+    launch_bulk(known, kernel, args, stream);
+    return;
+  }
   const void* function = reinterpret_cast<const void*>(kernel.kernel);
   if (known.blocks_per_sm[which] == 0) {
     int blocks = 0;
@@ -199,15 +253,8 @@ void ExprRunner::launch(Known& known, const Program& p, ExprKernelArgs& args, co
   if (blocks > resident) blocks = resident;
   if (blocks < 1) blocks = 1;
 
-  cudaLaunchConfig_t config{};
-  config.gridDim = dim3(static_cast<unsigned>(blocks));
-  config.blockDim = dim3(kExprThreads);
-  config.stream = stream;
   cudaLaunchAttribute attribute[1];
-  attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attribute[0].val.programmaticStreamSerializationAllowed = 1;
-  config.attrs = attribute;
-  config.numAttrs = major_ >= 9 ? 1 : 0;
+  const cudaLaunchConfig_t config = launch_config(blocks, 0, stream, major_ >= 9, attribute);
   void* argv[] = {&args};
   check(cudaLaunchKernelExC(&config, function, argv), "expression kernel launch");
 }

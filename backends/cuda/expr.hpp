@@ -7,6 +7,7 @@
 // chunks, copied in and out around the kernel; such calls return when done.
 #include <cuda_runtime.h>
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -17,11 +18,21 @@
 
 namespace ew::detail::cuda {
 
+// The bulk-copy kernel's policy, as the hand-written one's (kernels.cu, kernels.cuh): from
+// 2^20 groups on (below, the vector kernel was as fast or faster), 48 KiB of input tiles
+// in flight per SM, at most 47 KiB of dynamic shared memory (the default limit is 48 KiB
+// with the static barrier included).
+inline constexpr std::uint64_t kExprBulkMinGroups = std::uint64_t(1) << 20;
+inline constexpr std::size_t kExprBulkBytesInFlightPerSm = 48 << 10;
+inline constexpr std::size_t kExprBulkMaxSharedBytes = 47 << 10;
+
 // A loaded kernel; unloads its library when destroyed.
 struct CompiledExpr {
   cudaLibrary_t library = nullptr;
   cudaKernel_t kernel = nullptr;
+  cudaKernel_t bulk = nullptr;  // the bulk-copy kernel of the aligned case, or null
   int group = 4;
+  int bulk_bytes_per_element = 0;
   CompiledExpr() = default;
   CompiledExpr(const CompiledExpr&) = delete;
   CompiledExpr& operator=(const CompiledExpr&) = delete;
@@ -43,10 +54,12 @@ class ExprRunner {
     std::string canonical;                  // guards against a new Program at a reused address
     const CompiledExpr* kernel[2] = {};     // by alignment case: aligned, any
     int blocks_per_sm[2] = {};
+    int bulk_tile = 0;  // groups per tile of the bulk-copy kernel; 0 until first needed
   };
   static bool host_resident(MemorySpace s) { return s == MemorySpace::host || s == MemorySpace::pinned; }
   void launch(Known& known, const Program& p, ExprKernelArgs& args, const int* in_size, const int* out_size,
               std::size_t n, cudaStream_t stream);
+  void launch_bulk(Known& known, const CompiledExpr& kernel, ExprKernelArgs& args, cudaStream_t stream);
   void run_chunks(Known& known, const Program& p, const ExprCall& c, const ExprKernelArgs& args, const int* in_size,
                   const int* out_size, char* const* region, std::size_t chunk, cudaStream_t stream);
   int sm_count_, major_, arch_;

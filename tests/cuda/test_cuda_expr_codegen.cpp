@@ -32,6 +32,8 @@ constexpr int kArch = 90;  // every GPU the benchmarks name; compiling needs non
     if (!Nvrtc::instance().loaded()) GTEST_SKIP() << Nvrtc::instance().why_not();    \
   } while (0)
 
+bool slots_read_empty(const Kernel& k) { return test::slots_read(k).empty(); }
+
 // Compiles both alignment cases of `k`; returns the NVRTC error, or empty.
 std::string compile_both(const Kernel& k) {
   for (ExprAlignment a : {ExprAlignment::aligned, ExprAlignment::any}) {
@@ -40,6 +42,9 @@ std::string compile_both(const Kernel& k) {
       const std::string cubin = Nvrtc::instance().compile_cubin(s.text, "ew_expr.cu", kArch);
       if (cubin.size() < 4 || cubin.compare(0, 4, "\x7f" "ELF") != 0) return "the cubin is not an ELF file";
       if (cubin.find(kExprKernelName) == std::string::npos) return "the cubin lacks the kernel's name";
+      if (s.has_bulk && cubin.find(kExprBulkKernelName) == std::string::npos) return "the cubin lacks the bulk-copy kernel";
+      if (s.has_bulk != (a == ExprAlignment::aligned && k.inputs() > 0 && !slots_read_empty(k)))
+        return "the bulk-copy kernel is where it should not be, or missing";
     } catch (const Error& e) {
       return std::string(e.what()) + "\nexpression:\n" + k.str();
     }
