@@ -102,7 +102,9 @@ TEST_F(CudaExpr, LargeArraysBothKernelsSameBitsAsScalar) {
       ASSERT_TRUE(same_bits(got0[offset + i], want0[i])) << "offset " << offset << " element " << i;
       ASSERT_TRUE(same_bits(got1[offset + i], want1[i])) << "offset " << offset << " element " << i;
     }
-    if (offset) ASSERT_TRUE(is_poison(got0[0])) << "written before the output";
+    if (offset) {
+      ASSERT_TRUE(is_poison(got0[0])) << "written before the output";
+    }
   }
 }
 
