@@ -19,6 +19,7 @@
 #include "kernels.hpp"
 #include "memory.hpp"
 #include "pipeline.hpp"
+#include "reduce.hpp"
 
 namespace ew::detail {
 
@@ -102,6 +103,7 @@ class CudaBackend final : public BackendImpl {
     cudaSetDevice(device_);
     cudaStreamSynchronize(stream_);
     pipeline_.reset();
+    reducer_.reset();
     expr_.reset();
     device_pool_.release_cached();
     pinned_pool_.release_cached();
@@ -132,6 +134,25 @@ class CudaBackend final : public BackendImpl {
       }
       expr_->run(c, stream_);
     });
+  }
+
+  // Reductions: one kernel on the plan's tree (reduce.cu); the result comes back to the
+  // host. Kernels read device, managed and pinned memory; pageable memory is refused
+  // rather than copied (a copy would cost more than the reduction).
+  ReduceResult run_reduce(const ReduceCall& c) override {
+    const auto refuse = [&](const char* operand) {
+      throw Error(Errc::foreign_memory, std::string(c.call) + ": " + operand +
+                                            " is pageable host memory; the cuda backend reduces device, managed or "
+                                            "pinned memory");
+    };
+    if (c.x_space == MemorySpace::host) refuse("x");
+    if (c.y && c.y_space == MemorySpace::host) refuse("y");
+    ReduceResult r;
+    guarded([&] {
+      if (!reducer_) reducer_ = std::make_unique<Reducer>();
+      r = reducer_->run(c, stream_, shape_.sm_count);
+    });
+    return r;
   }
 
   void synchronize() override {
@@ -207,6 +228,7 @@ class CudaBackend final : public BackendImpl {
   CachingAllocator device_pool_, pinned_pool_, managed_pool_;
   std::unique_ptr<HostPipeline> pipeline_;
   std::unique_ptr<ExprRunner> expr_;
+  std::unique_ptr<Reducer> reducer_;
 };
 
 Probe probe() {

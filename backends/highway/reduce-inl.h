@@ -40,44 +40,72 @@ HWY_INLINE hn::Vec<D64> LoadAsDouble(const T* p) {
   }
 }
 
+// The term(s) of one vector of elements: acc[c] += term for accumulator c.
+template <Kind kind, class T, class V>
+HWY_INLINE void AddTerms(V v, V u, V& a0, V& a1, V& a2) {
+  const D64 d;
+  if constexpr (kind == Kind::sum) {
+    a0 = hn::Add(a0, v);
+  } else if constexpr (kind == Kind::asum) {
+    a0 = hn::Add(a0, hn::Abs(v));
+  } else if constexpr (kind == Kind::dot) {
+    a0 = hn::Add(a0, hn::Mul(v, u));
+  } else if constexpr (sizeof(T) == 4) {  // norm2 of f32: exact squares
+    a0 = hn::Add(a0, hn::Mul(v, v));
+  } else {  // norm2 of f64: Blue's three accumulators, the others get +0 (no change)
+    const auto a = hn::Abs(v);
+    const auto big = hn::Gt(a, hn::Set(d, plan::tbig));
+    const auto small = hn::Lt(a, hn::Set(d, plan::tsml));
+    const auto vb = hn::Mul(v, hn::Set(d, plan::sbig));
+    const auto vs = hn::Mul(v, hn::Set(d, plan::ssml));
+    const auto medium = hn::Not(hn::Or(big, small));
+    a0 = hn::Add(a0, hn::IfThenElseZero(small, hn::Mul(vs, vs)));
+    a1 = hn::Add(a1, hn::IfThenElseZero(medium, hn::Mul(v, v)));
+    a2 = hn::Add(a2, hn::IfThenElseZero(big, hn::Mul(vb, vb)));
+  }
+}
+
 // One block's partials: `rows` full rows of 32 by vectors, then `rest` (< 32) elements
-// of the last row by the plan's scalar terms into the same lanes.
+// of the last row by the plan's scalar terms into the same lanes. The 32 / N lane vectors
+// stay in registers (arrays of vectors: not on targets with scalable vectors, where they
+// live in memory).
 template <Kind kind, class T>
 HWY_INLINE void BlockPartials(const T* x, const T* y, std::size_t count, double* out) {
   const D64 d;
-  const std::size_t N = hn::Lanes(d);
+  using V = hn::Vec<D64>;
   constexpr int w = kind == Kind::norm2 && sizeof(T) == 8 ? 3 : 1;
-  HWY_ALIGN double acc[w * plan::lanes];
-  for (std::size_t j = 0; j < w * plan::lanes; j += N) hn::Store(hn::Zero(d), d, acc + j);
+  HWY_ALIGN double acc[3 * plan::lanes];
   const std::size_t rows = count / plan::lanes, rest = count % plan::lanes;
+#if HWY_HAVE_SCALABLE
+  const std::size_t N = hn::Lanes(d);
+  for (std::size_t j = 0; j < 3 * plan::lanes; j += N) hn::Store(hn::Zero(d), d, acc + j);
+  for (std::size_t r = 0; r < rows; ++r)
+    for (std::size_t j = 0; j < plan::lanes; j += N) {
+      V a0 = hn::Load(d, acc + j), a1 = hn::Load(d, acc + plan::lanes + j), a2 = hn::Load(d, acc + 2 * plan::lanes + j);
+      AddTerms<kind, T>(LoadAsDouble(x + r * plan::lanes + j),
+                        kind == Kind::dot ? LoadAsDouble(y + r * plan::lanes + j) : hn::Zero(d), a0, a1, a2);
+      hn::Store(a0, d, acc + j);
+      hn::Store(a1, d, acc + plan::lanes + j);
+      hn::Store(a2, d, acc + 2 * plan::lanes + j);
+    }
+#else
+  constexpr std::size_t N = hn::MaxLanes(D64());
+  constexpr std::size_t K = plan::lanes / N;
+  V a0[K], a1[K], a2[K];
+  for (std::size_t k = 0; k < K; ++k) a0[k] = a1[k] = a2[k] = hn::Zero(d);
   for (std::size_t r = 0; r < rows; ++r) {
     const T* xr = x + r * plan::lanes;
-    for (std::size_t j = 0; j < plan::lanes; j += N) {
-      const auto v = LoadAsDouble(xr + j);
-      if constexpr (kind == Kind::sum) {
-        hn::Store(hn::Add(hn::Load(d, acc + j), v), d, acc + j);
-      } else if constexpr (kind == Kind::asum) {
-        hn::Store(hn::Add(hn::Load(d, acc + j), hn::Abs(v)), d, acc + j);
-      } else if constexpr (kind == Kind::dot) {
-        const auto u = LoadAsDouble(y + r * plan::lanes + j);
-        hn::Store(hn::Add(hn::Load(d, acc + j), hn::Mul(v, u)), d, acc + j);
-      } else if constexpr (w == 1) {  // norm2 of f32: exact squares
-        hn::Store(hn::Add(hn::Load(d, acc + j), hn::Mul(v, v)), d, acc + j);
-      } else {  // norm2 of f64: Blue's three accumulators, the others get +0 (no change)
-        const auto a = hn::Abs(v);
-        const auto big = hn::Gt(a, hn::Set(d, plan::tbig));
-        const auto small = hn::Lt(a, hn::Set(d, plan::tsml));
-        const auto vb = hn::Mul(v, hn::Set(d, plan::sbig));
-        const auto vs = hn::Mul(v, hn::Set(d, plan::ssml));
-        const auto medium = hn::Not(hn::Or(big, small));
-        hn::Store(hn::Add(hn::Load(d, acc + j), hn::IfThenElseZero(small, hn::Mul(vs, vs))), d, acc + j);
-        hn::Store(hn::Add(hn::Load(d, acc + plan::lanes + j), hn::IfThenElseZero(medium, hn::Mul(v, v))), d,
-                  acc + plan::lanes + j);
-        hn::Store(hn::Add(hn::Load(d, acc + 2 * plan::lanes + j), hn::IfThenElseZero(big, hn::Mul(vb, vb))), d,
-                  acc + 2 * plan::lanes + j);
-      }
-    }
+    const T* yr = kind == Kind::dot ? y + r * plan::lanes : nullptr;
+    for (std::size_t k = 0; k < K; ++k)
+      AddTerms<kind, T>(LoadAsDouble(xr + k * N), kind == Kind::dot ? LoadAsDouble(yr + k * N) : hn::Zero(d), a0[k],
+                        a1[k], a2[k]);
   }
+  for (std::size_t k = 0; k < K; ++k) {
+    hn::Store(a0[k], d, acc + k * N);
+    hn::Store(a1[k], d, acc + plan::lanes + k * N);
+    hn::Store(a2[k], d, acc + 2 * plan::lanes + k * N);
+  }
+#endif
   const T* xr = x + rows * plan::lanes;
   for (std::size_t j = 0; j < rest; ++j) {
     const double v = static_cast<double>(xr[j]);

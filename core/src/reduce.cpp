@@ -45,6 +45,7 @@ ReduceResult reduce(Context& ctx, plan::Kind kind, Span<const T> x, const Span<c
   if (y) check_operand(call, "y", y->data, n, sizeof(T));
 
   ReduceCall c{};
+  c.call = call;
   c.kind = kind;
   c.dtype = dtype_v<T>;
   c.n = n;

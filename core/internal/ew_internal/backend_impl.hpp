@@ -51,6 +51,7 @@ struct ExprCall {
 // OpCall's operands are. The backend returns the value already rounded to the data's
 // type (held exactly in a double) and, for min/max, the winner's index.
 struct ReduceCall {
+  const char* call;  // "ew::dot", ..., for messages
   plan::Kind kind;
   DType dtype;
   std::size_t n;

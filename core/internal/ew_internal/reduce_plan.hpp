@@ -112,12 +112,13 @@ EW_PLAN_FN double norm2_term(double x, int cls) {
 // pass with a binary counter: complete nodes wait on a stack (sizes strictly decreasing
 // from the bottom), two equal ones merge, and the stack is folded from the top at the
 // end, which is exactly the tree above for any m (a cut range's root is its complete
-// left half plus the canonical tree of the rest). m = 0 gives +0.
-EW_PLAN_FN double pair_tree(const double* v, std::size_t m, std::size_t stride = 1) {
+// left half plus the canonical tree of the rest). m = 0 gives +0. get(i) reads v[i].
+template <class Get>
+EW_PLAN_FN double pair_tree_of(std::size_t m, Get get) {
   double stack[66];
   int depth = 0;
   for (std::size_t i = 0; i < m; ++i) {
-    double node = v[i * stride];
+    double node = get(i);
     // Merges: one per trailing 1 bit of i (the complete nodes this element closes).
     for (std::size_t k = i; k & 1; k >>= 1) node = add(stack[--depth], node);
     stack[depth++] = node;
@@ -126,6 +127,9 @@ EW_PLAN_FN double pair_tree(const double* v, std::size_t m, std::size_t stride =
   double r = stack[--depth];
   while (depth > 0) r = add(stack[--depth], r);
   return r;
+}
+EW_PLAN_FN double pair_tree(const double* v, std::size_t m, std::size_t stride = 1) {
+  return pair_tree_of(m, [=](std::size_t i) { return v[i * stride]; });
 }
 
 // The reference block: lanes then the lane tree, for `count` (<= block_elements) terms

@@ -1,0 +1,38 @@
+#pragma once
+// The cuda reductions (reduce.cu): one kernel launch per call on the plan's tree
+// (ew_internal/reduce_plan.hpp), the result copied back to the host.
+#include <cuda_runtime.h>
+
+#include <cstddef>
+
+#include "ew_internal/backend_impl.hpp"
+
+namespace ew::detail::cuda {
+
+// Owns a context's reduction workspace (device memory, grown on demand) and a pinned
+// result slot. Calls on one context are serialized by its stream, so one workspace is
+// enough. Must be created and destroyed with the context's device current.
+class Reducer {
+ public:
+  Reducer() = default;
+  ~Reducer();
+  Reducer(const Reducer&) = delete;
+  Reducer& operator=(const Reducer&) = delete;
+
+  // Reads device, managed or pinned memory (pageable host memory is refused by the
+  // caller). Waits for the stream: the result is on the host when it returns.
+  ReduceResult run(const ReduceCall& call, cudaStream_t stream, int sm_count);
+
+  // The workspace's CUDA blocks for n elements, each a power-of-two run of plan blocks
+  // (exposed for tests and benchmarks: the grid never changes the bits).
+  static std::size_t blocks_per_cta(std::size_t n, int sm_count);
+
+ private:
+  void reserve(std::size_t bytes);
+
+  void* workspace_ = nullptr;
+  std::size_t workspace_bytes_ = 0;
+  void* host_result_ = nullptr;
+};
+
+}  // namespace ew::detail::cuda
