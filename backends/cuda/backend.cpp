@@ -147,6 +147,7 @@ class CudaBackend final : public BackendImpl {
     };
     if (c.x_space == MemorySpace::host) refuse("x");
     if (c.y && c.y_space == MemorySpace::host) refuse("y");
+    if (c.result && c.result_space == MemorySpace::host) refuse("result");
     ReduceResult r;
     guarded([&] {
       if (!reducer_) reducer_ = std::make_unique<Reducer>();

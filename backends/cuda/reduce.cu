@@ -15,6 +15,7 @@
 // same bits as every CPU backend. The file is also compiled with --fmad=false.
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -129,7 +130,7 @@ __device__ __forceinline__ void take(bool is_min, double& v, unsigned long long&
 template <Kind kind, class T>
 __global__ void __launch_bounds__(threads_per_cta)
     reduce_kernel(const T* __restrict__ x, const T* __restrict__ y, std::size_t n, std::size_t blocks,
-                  std::size_t per_cta, Header* header, double* partials, unsigned long long* indices) {
+                  std::size_t per_cta, Header* header, double* partials, unsigned long long* indices, T* out) {
   constexpr int w = Traits<kind, T>::w;
   constexpr bool extremum = Traits<kind, T>::extremum;
   constexpr bool is_min = kind == Kind::min;
@@ -220,6 +221,7 @@ __global__ void __launch_bounds__(threads_per_cta)
       const double acc[3] = {sh[0][0], w > 1 ? sh[1][0] : 0.0, w > 2 ? sh[2][0] : 0.0};
       header->value = plan::finish(kind, sizeof(T) == 8, acc);
       header->index = 0;
+      if (out) *out = static_cast<T>(header->value);
       header->finished = 0;
     }
   }
@@ -228,10 +230,11 @@ __global__ void __launch_bounds__(threads_per_cta)
 template <Kind kind, class T>
 cudaError_t launch(const ReduceCall& c, std::size_t per_cta, Header* header, double* partials,
                    unsigned long long* indices, cudaStream_t stream) {
+  T* out = static_cast<T*>(c.result);
   const std::size_t blocks = plan::block_count(c.n);
   const std::size_t ctas = (blocks + per_cta - 1) / per_cta;
   reduce_kernel<kind, T><<<static_cast<unsigned>(ctas), threads_per_cta, 0, stream>>>(
-      static_cast<const T*>(c.x), static_cast<const T*>(c.y), c.n, blocks, per_cta, header, partials, indices);
+      static_cast<const T*>(c.x), static_cast<const T*>(c.y), c.n, blocks, per_cta, header, partials, indices, out);
   return cudaGetLastError();
 }
 
@@ -248,9 +251,14 @@ cudaError_t launch_kind(const ReduceCall& c, std::size_t per_cta, Header* h, dou
   }
 }
 
+std::atomic<std::size_t> forced_blocks_per_cta{0};
+
 }  // namespace
 
+void set_reduce_blocks_per_cta(std::size_t blocks) { forced_blocks_per_cta.store(blocks); }
+
 std::size_t Reducer::blocks_per_cta(std::size_t n, int sm_count) {
+  if (const std::size_t forced = forced_blocks_per_cta.load()) return forced;
   // About 16 CUDA blocks per multiprocessor's worth of work at most, at least a plan
   // block per warp; a power of two so that each CUDA block's run is a node of the tree.
   const std::size_t blocks = plan::block_count(n);
@@ -291,6 +299,7 @@ ReduceResult Reducer::run(const ReduceCall& c, cudaStream_t stream, int sm_count
   check(c.dtype == DType::f32 ? launch_kind<float>(c, per_cta, header, partials, indices, stream)
                               : launch_kind<double>(c, per_cta, header, partials, indices, stream),
         "reduction kernel launch");
+  if (c.result) return {0.0, 0, true};  // the kernel stores it; nothing to wait for
   check(cudaMemcpyAsync(host_result_, header, sizeof(Header), cudaMemcpyDeviceToHost, stream),
         "cudaMemcpyAsync of the reduction result");
   check(cudaStreamSynchronize(stream), "cudaStreamSynchronize after a reduction");

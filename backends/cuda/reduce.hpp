@@ -20,7 +20,8 @@ class Reducer {
   Reducer& operator=(const Reducer&) = delete;
 
   // Reads device, managed or pinned memory (pageable host memory is refused by the
-  // caller). Waits for the stream: the result is on the host when it returns.
+  // caller). Waits for the stream, the result on the host when it returns; with
+  // call.result, the kernel stores the value there and nothing waits.
   ReduceResult run(const ReduceCall& call, cudaStream_t stream, int sm_count);
 
   // The workspace's CUDA blocks for n elements, each a power-of-two run of plan blocks
@@ -34,5 +35,9 @@ class Reducer {
   std::size_t workspace_bytes_ = 0;
   void* host_result_ = nullptr;
 };
+
+// Tests: every CUDA block takes `blocks` plan blocks (a power of two, 1..256) instead of
+// the size-based choice; 0 restores it. Any value must give the same bits.
+void set_reduce_blocks_per_cta(std::size_t blocks);
 
 }  // namespace ew::detail::cuda

@@ -31,18 +31,37 @@ constexpr const char* call_name(plan::Kind kind) {
 }
 
 template <class T>
-ReduceResult reduce(Context& ctx, plan::Kind kind, Span<const T> x, const Span<const T>* y) {
+ReduceResult reduce(Context& ctx, plan::Kind kind, Span<const T> x, const Span<const T>* y,
+                    const Span<T>* result = nullptr) {
   const char* call = call_name(kind);
   BackendImpl& backend = checked_backend(ctx, call);
   const std::size_t n = x.size;
   if (y) check_size(call, "y", y->size, "x", n);
-  if (n == 0) {
-    if (kind == plan::Kind::min) return {std::numeric_limits<double>::infinity(), no_index};
-    if (kind == plan::Kind::max) return {-std::numeric_limits<double>::infinity(), no_index};
-    return {0.0, 0};
+  if (result) check_size(call, "result", result->size, "one value", 1);
+  ByteRange out{};
+  MemorySpace out_space = MemorySpace::unknown;
+  if (result) {
+    out = check_operand(call, "result", result->data, 1, sizeof(T));
+    out_space = check_memory_space(ctx, call, "result", result->data, result->space);
   }
-  check_operand(call, "x", x.data, n, sizeof(T));
-  if (y) check_operand(call, "y", y->data, n, sizeof(T));
+  if (n == 0) {
+    ReduceResult identity{0.0, 0};
+    if (kind == plan::Kind::min) identity = {std::numeric_limits<double>::infinity(), no_index};
+    if (kind == plan::Kind::max) identity = {-std::numeric_limits<double>::infinity(), no_index};
+    if (result) {
+      const T value = static_cast<T>(identity.value);
+      backend.copy_bytes(result->data, &value, sizeof(T));
+    }
+    return identity;
+  }
+  const ByteRange xr = check_operand(call, "x", x.data, n, sizeof(T));
+  // A result may be x[0] or y[0] (every backend reads all of x and y before it stores),
+  // nothing else of them.
+  if (result && !(out.begin == xr.begin)) check_overlap(call, "x", xr, "result", out);
+  if (y) {
+    const ByteRange yr = check_operand(call, "y", y->data, n, sizeof(T));
+    if (result && !(out.begin == yr.begin)) check_overlap(call, "y", yr, "result", out);
+  }
 
   ReduceCall c{};
   c.call = call;
@@ -55,8 +74,17 @@ ReduceResult reduce(Context& ctx, plan::Kind kind, Span<const T> x, const Span<c
     c.y = y->data;
     c.y_space = check_memory_space(ctx, call, "y", y->data, y->space);
   }
+  if (result) {
+    c.result = result->data;
+    c.result_space = out_space;
+  }
   try {
-    return backend.run_reduce(c);
+    const ReduceResult r = backend.run_reduce(c);
+    if (result && !r.stored) {
+      const T value = static_cast<T>(r.value);
+      backend.copy_bytes(result->data, &value, sizeof(T));
+    }
+    return r;
   } catch (const Error& e) {
     if (e.code() != Errc::backend_unavailable) throw;
     throw Error(e.code(), std::string(call) + " on the " + ctx.backend_name() + " backend: " + e.what());
@@ -98,13 +126,34 @@ Extremum<T> max_element(Context& ctx, Span<const detail::nd<T>> x) {
   return detail::extremum<T>(ctx, detail::plan::Kind::max, x);
 }
 
+template <class T>
+void sum(Context& ctx, Span<const detail::nd<T>> x, Span<T> result) {
+  detail::reduce<T>(ctx, detail::plan::Kind::sum, x, nullptr, &result);
+}
+template <class T>
+void asum(Context& ctx, Span<const detail::nd<T>> x, Span<T> result) {
+  detail::reduce<T>(ctx, detail::plan::Kind::asum, x, nullptr, &result);
+}
+template <class T>
+void dot(Context& ctx, Span<const detail::nd<T>> x, Span<const detail::nd<T>> y, Span<T> result) {
+  detail::reduce<T>(ctx, detail::plan::Kind::dot, x, &y, &result);
+}
+template <class T>
+void norm2(Context& ctx, Span<const detail::nd<T>> x, Span<T> result) {
+  detail::reduce<T>(ctx, detail::plan::Kind::norm2, x, nullptr, &result);
+}
+
 #define EW_REDUCE_INSTANTIATE(T)                                    \
   template T sum<T>(Context&, Span<const T>);                       \
   template T asum<T>(Context&, Span<const T>);                      \
   template T dot<T>(Context&, Span<const T>, Span<const T>);        \
   template T norm2<T>(Context&, Span<const T>);                     \
   template Extremum<T> min_element<T>(Context&, Span<const T>);     \
-  template Extremum<T> max_element<T>(Context&, Span<const T>);
+  template Extremum<T> max_element<T>(Context&, Span<const T>);    \
+  template void sum<T>(Context&, Span<const T>, Span<T>);          \
+  template void asum<T>(Context&, Span<const T>, Span<T>);         \
+  template void dot<T>(Context&, Span<const T>, Span<const T>, Span<T>); \
+  template void norm2<T>(Context&, Span<const T>, Span<T>);
 EW_REDUCE_INSTANTIATE(float)
 EW_REDUCE_INSTANTIATE(double)
 

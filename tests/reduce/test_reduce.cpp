@@ -219,6 +219,58 @@ TEST_P(Reduce, BadInputNamesTheOperand) {
   }
 }
 
+// The forms that store the value into a span (asynchronous on cuda): the same bits as the
+// returned value, in the backend's own memory, the slot poisoned first; n = 0 stores 0.
+template <class T>
+void stores_into_result(Context& ctx, std::size_t n) {
+  Operand<T> x{cancelling_vector<T>(n + 1), nullptr}, y{random_vector<T>(n + 1), nullptr};
+  Buffer<T> slot(ctx, 1);
+  const Span<const T> xs = x.span(ctx, 1, n), ys = y.span(ctx, 1, n);
+  for (Red r : {Red::sum, Red::asum, Red::dot, Red::norm2}) {
+    const T poisoned = poison<T>();
+    slot.upload(&poisoned, 1);
+    const T want = reduce<T>(ctx, r, xs, ys).value;
+    const Span<T> out(slot.data(), 1, slot.space());
+    switch (r) {
+      case Red::sum: ew::sum<T>(ctx, xs, out); break;
+      case Red::asum: ew::asum<T>(ctx, xs, out); break;
+      case Red::dot: ew::dot<T>(ctx, xs, ys, out); break;
+      default: ew::norm2<T>(ctx, xs, out);
+    }
+    ctx.synchronize();
+    T got;
+    slot.download(&got, 1);
+    EXPECT_TRUE(same_bits(got, want) && !is_poison(got))
+        << name(r) << " " << to_string(dtype_v<T>) << " n=" << n << ": stored " << got << ", returned " << want;
+  }
+}
+
+TEST_P(Reduce, StoresIntoAResultSpan) {
+  Context ctx(GetParam());
+  for (std::size_t n : {std::size_t(0), std::size_t(1), 3 * B + 5}) {
+    stores_into_result<float>(ctx, n);
+    stores_into_result<double>(ctx, n);
+  }
+  // Bad result spans, and x[0] as the result (read before it is written).
+  Operand<double> x{random_vector<double>(64), nullptr};
+  const Span<const double> xs = x.span(ctx, 0, 64);
+  double* base = const_cast<double*>(xs.data);
+  expect_error(Errc::size_mismatch, [&] { ew::sum<double>(ctx, xs, Span<double>(base, 2, xs.space)); }, "ew::sum: result");
+  expect_error(Errc::null_pointer, [&] { ew::asum<double>(ctx, xs, Span<double>(nullptr, 1)); }, "ew::asum: result");
+  expect_error(Errc::overlap, [&] { ew::norm2<double>(ctx, xs, Span<double>(base + 5, 1, xs.space)); }, "result");
+  if (GetParam() != Backend::cuda) {
+    double host_slot = 0;
+    expect_error(Errc::foreign_memory, [&] { ew::sum<double>(ctx, xs, Span<double>(&host_slot, 1, MemorySpace::device)); },
+                 "ew::sum: result");
+    const double want = ew::sum<double>(ctx, xs);
+    ew::sum<double>(ctx, xs, Span<double>(base, 1, xs.space));
+    EXPECT_TRUE(same_bits(x.host[0], want));
+  } else {
+    double host_slot = 0;
+    expect_error(Errc::foreign_memory, [&] { ew::sum<double>(ctx, xs, Span<double>(&host_slot, 1)); }, "ew::sum: result");
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(scalar, Reduce, testing::Values(Backend::scalar));
 INSTANTIATE_TEST_SUITE_P(highway, Reduce, testing::Values(Backend::highway));
 INSTANTIATE_TEST_SUITE_P(kokkos, Reduce, testing::Values(Backend::kokkos));

@@ -21,7 +21,8 @@
 // numpy's argmin/argmax). Between equal values the lower index wins; +0 and -0 are equal.
 //
 // The result comes back to the host: on asynchronous backends (cuda) the call waits for
-// the work queued before it on the context's stream. The cuda backend reads device,
+// the work queued before it on the context's stream (the forms with a `result` span below
+// do not wait). The cuda backend reads device,
 // managed and pinned memory; pageable host memory is Errc::foreign_memory there.
 #include <cstddef>
 #include <cstdint>
@@ -44,6 +45,16 @@ template <class T> T sum(Context& ctx, Span<const detail::nd<T>> x);
 template <class T> T asum(Context& ctx, Span<const detail::nd<T>> x);
 template <class T> T dot(Context& ctx, Span<const detail::nd<T>> x, Span<const detail::nd<T>> y);
 template <class T> T norm2(Context& ctx, Span<const detail::nd<T>> x);
+// The same reductions with the value stored into result[0] (one element, in any memory the
+// backend can write) instead of returned: on cuda the call only enqueues the work on the
+// context's stream and returns at once (no synchronization; the value is there once the
+// stream reaches it, e.g. after ctx.synchronize()); CPU backends store it before returning.
+// result must not overlap x or y unless it is exactly x[0] or y[0] (read before written).
+template <class T> void sum(Context& ctx, Span<const detail::nd<T>> x, Span<T> result);
+template <class T> void asum(Context& ctx, Span<const detail::nd<T>> x, Span<T> result);
+template <class T> void dot(Context& ctx, Span<const detail::nd<T>> x, Span<const detail::nd<T>> y, Span<T> result);
+template <class T> void norm2(Context& ctx, Span<const detail::nd<T>> x, Span<T> result);
+
 template <class T> Extremum<T> min_element(Context& ctx, Span<const detail::nd<T>> x);
 template <class T> Extremum<T> max_element(Context& ctx, Span<const detail::nd<T>> x);
 
@@ -53,7 +64,11 @@ template <class T> Extremum<T> max_element(Context& ctx, Span<const detail::nd<T
   extern template T dot<T>(Context&, Span<const T>, Span<const T>);        \
   extern template T norm2<T>(Context&, Span<const T>);                     \
   extern template Extremum<T> min_element<T>(Context&, Span<const T>);     \
-  extern template Extremum<T> max_element<T>(Context&, Span<const T>);
+  extern template Extremum<T> max_element<T>(Context&, Span<const T>);    \
+  extern template void sum<T>(Context&, Span<const T>, Span<T>);          \
+  extern template void asum<T>(Context&, Span<const T>, Span<T>);         \
+  extern template void dot<T>(Context&, Span<const T>, Span<const T>, Span<T>); \
+  extern template void norm2<T>(Context&, Span<const T>, Span<T>);
 EW_REDUCE_EXTERN(float)
 EW_REDUCE_EXTERN(double)
 #undef EW_REDUCE_EXTERN

@@ -58,10 +58,16 @@ struct ReduceCall {
   const void* x;
   const void* y;  // dot only
   MemorySpace x_space, y_space;
+  // Where to store the value (one element of the data's type) instead of returning it,
+  // or null. A backend that stores it itself (asynchronously, cuda) says so in `stored`;
+  // otherwise the core stores the returned value.
+  void* result;
+  MemorySpace result_space;
 };
 struct ReduceResult {
   double value = 0.0;
   std::uint64_t index = 0;
+  bool stored = false;
 };
 
 class BackendImpl {

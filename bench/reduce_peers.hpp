@@ -1,0 +1,32 @@
+#pragma once
+// Peers of the reductions (ew/reduce.hpp): what a user writes without the library. None
+// is reproducible: an OpenMP reduction's bits change with the thread count, cub's and
+// cuBLAS's with the GPU and the version.
+#include <cstddef>
+#include <vector>
+
+#include "ew/types.hpp"
+
+namespace ew::bench {
+
+enum class Reduction { sum, dot, norm2 };
+inline constexpr Reduction all_reductions[] = {Reduction::sum, Reduction::dot, Reduction::norm2};
+constexpr const char* to_string(Reduction r) { return r == Reduction::sum ? "sum" : r == Reduction::dot ? "dot" : "norm2"; }
+
+struct ReducePeer {
+  const char* name;  // "openmp reduction", "cub::DeviceReduce", "cublas dot/nrm2", ...
+  bool on_device;    // operands in CUDA device memory
+  bool (*supports)(Reduction r, DType dtype, std::size_t n);
+  // The value, on the host when it returns (device peers run on `stream`, a cudaStream_t).
+  double (*run)(Reduction r, DType dtype, std::size_t n, const void* x, const void* y, void* stream);
+};
+
+// bench/cpu/reduce_peers.cpp (target ew_peers_cpu): `parallel for simd reduction(+:)` loops
+// accumulating in the data's type, and in double (the library's accumulation without its
+// fixed tree: what reproducibility costs).
+std::vector<ReducePeer> cpu_reduce_peers();
+// bench/cuda/reduce_peers.cu (target ew_peers_cuda): cub::DeviceReduce (Sum, TransformReduce
+// for dot and the sum of squares) and cuBLAS (dot, nrm2).
+std::vector<ReducePeer> cuda_reduce_peers();
+
+}  // namespace ew::bench
