@@ -1,5 +1,6 @@
 // ew-reduce-bench: the reductions (ew/reduce.hpp) on the CPU backends next to OpenMP
-// reduction(+:) loops, the way a user would write them without this library: one that
+// reduction(+:) loops (bench/cpu/reduce_peers.cpp), the way a user would write them
+// without this library: one that
 // accumulates in the data's type (fast, not reproducible: its bits change with the thread
 // count) and one that accumulates in double (what the library computes, without its
 // fixed tree: the reproducibility cost). GB/s counts every input read once. Each figure
@@ -20,39 +21,11 @@
 #include <vector>
 
 #include "ew/ew.hpp"
+#include "reduce_peers.hpp"
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-template <class T>
-T omp_sum(const T* x, std::size_t n) {
-  T s = 0;
-#pragma omp parallel for simd reduction(+ : s) schedule(static)
-  for (std::size_t i = 0; i < n; ++i) s += x[i];
-  return s;
-}
-template <class T>
-double omp_sum_double(const T* x, std::size_t n) {
-  double s = 0;
-#pragma omp parallel for simd reduction(+ : s) schedule(static)
-  for (std::size_t i = 0; i < n; ++i) s += static_cast<double>(x[i]);
-  return s;
-}
-template <class T>
-T omp_dot(const T* x, const T* y, std::size_t n) {
-  T s = 0;
-#pragma omp parallel for simd reduction(+ : s) schedule(static)
-  for (std::size_t i = 0; i < n; ++i) s += x[i] * y[i];
-  return s;
-}
-template <class T>
-double omp_dot_double(const T* x, const T* y, std::size_t n) {
-  double s = 0;
-#pragma omp parallel for simd reduction(+ : s) schedule(static)
-  for (std::size_t i = 0; i < n; ++i) s += static_cast<double>(x[i]) * static_cast<double>(y[i]);
-  return s;
-}
 
 volatile double sink;
 
@@ -80,13 +53,10 @@ void run(const char* dtype, bool dot, std::size_t n, int reps) {
                          return dot ? static_cast<double>(ew::dot<T>(*ctx, x, y)) : static_cast<double>(ew::sum<T>(*ctx, x));
                        }, {}});
   }
-  methods.push_back({"omp " + std::string(dtype) + " acc", [&] {
-                       return dot ? static_cast<double>(omp_dot(x.data(), y.data(), n)) : static_cast<double>(omp_sum(x.data(), n));
-                     }, {}});
-  if (sizeof(T) == 4)
-    methods.push_back({"omp f64 acc", [&] {
-                       return dot ? omp_dot_double(x.data(), y.data(), n) : omp_sum_double(x.data(), n);
-                     }, {}});
+  const ew::bench::Reduction r = dot ? ew::bench::Reduction::dot : ew::bench::Reduction::sum;
+  for (const ew::bench::ReducePeer& p : ew::bench::cpu_reduce_peers())
+    if (p.supports(r, ew::dtype_v<T>, n))
+      methods.push_back({p.name, [&, p, r] { return p.run(r, ew::dtype_v<T>, n, x.data(), y.data(), nullptr); }, {}});
   for (auto& m : methods) {
     sink = m.call();
     for (int r = 0; r < reps; ++r) {
@@ -101,10 +71,10 @@ void run(const char* dtype, bool dot, std::size_t n, int reps) {
   for (auto& m : methods) {
     std::sort(m.seconds.begin(), m.seconds.end());
     gbs.push_back(bytes / m.seconds[m.seconds.size() / 2] / 1e9);
-    if (m.name.rfind("omp " + std::string(dtype), 0) == 0) omp_gbs = gbs.back();
+    if (m.name == std::string("openmp reduction")) omp_gbs = gbs.back();
   }
   for (std::size_t k = 0; k < methods.size(); ++k)
-    std::printf("%-4s %-3s 2^%-3d %-14s %8.2f GB/s  %5.2fx omp\n", dot ? "dot" : "sum", dtype,
+    std::printf("%-4s %-3s 2^%-3d %-26s %8.2f GB/s  %5.2fx openmp\n", dot ? "dot" : "sum", dtype,
                 static_cast<int>(__builtin_ctzll(n)), methods[k].name.c_str(), gbs[k], gbs[k] / omp_gbs);
   std::fflush(stdout);
 }

@@ -7,108 +7,24 @@
 // columns are the library over cub and over cuBLAS. cub's and cuBLAS's sums are not
 // reproducible (their trees depend on the GPU and the version); the library's are.
 //   ew-cuda-reduce-bench [--sizes 20..28] [--reps 30] [--csv FILE]
-#include <cublas_v2.h>
-#include <cuda_runtime.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cub/device/device_reduce.cuh>
 #include <functional>
 #include <stdexcept>
 #include <string>
-#include <thrust/iterator/counting_iterator.h>
 #include <vector>
 
 #include "ew/ew.hpp"
+#include "reduce_peers.hpp"
 
 namespace {
 
-void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorName(e));
-}
-void check(cublasStatus_t e, const char* what) {
-  if (e != CUBLAS_STATUS_SUCCESS) throw std::runtime_error(std::string(what) + ": cuBLAS status " + std::to_string(e));
-}
-
-template <class T>
-struct Product {
-  const T* x;
-  const T* y;
-  __device__ T operator()(long long i) const { return x[i] * y[i]; }
-};
-template <class T>
-struct Square {
-  __device__ T operator()(T v) const { return v * v; }
-};
-
-enum class What { sum, dot, norm2 };
-const char* name(What w) { return w == What::sum ? "sum" : w == What::dot ? "dot" : "norm2"; }
-
-template <class T>
-struct Peers {
-  cudaStream_t stream;
-  cublasHandle_t blas;
-  void* temp = nullptr;
-  std::size_t temp_bytes = 0;
-  T* out = nullptr;
-
-  void reserve(std::size_t bytes) {
-    if (bytes <= temp_bytes) return;
-    if (temp) cudaFree(temp);
-    check(cudaMalloc(&temp, bytes), "cudaMalloc");
-    temp_bytes = bytes;
-  }
-  T result() {
-    T host;
-    check(cudaMemcpyAsync(&host, out, sizeof(T), cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync");
-    check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
-    return host;
-  }
-  double cub(What w, const T* x, const T* y, std::size_t n) {
-    std::size_t bytes = 0;
-    const long long count = static_cast<long long>(n);
-    if (w == What::sum) {
-      check(cub::DeviceReduce::Sum(nullptr, bytes, x, out, count, stream), "cub Sum");
-      reserve(bytes);
-      check(cub::DeviceReduce::Sum(temp, bytes, x, out, count, stream), "cub Sum");
-      return result();
-    }
-    if (w == What::dot) {
-      thrust::counting_iterator<long long> index(0);
-      check(cub::DeviceReduce::TransformReduce(nullptr, bytes, index, out, count, ::cuda::std::plus<>{},
-                                               Product<T>{x, y}, T(0), stream),
-            "cub TransformReduce");
-      reserve(bytes);
-      check(cub::DeviceReduce::TransformReduce(temp, bytes, index, out, count, ::cuda::std::plus<>{},
-                                               Product<T>{x, y}, T(0), stream),
-            "cub TransformReduce");
-      return result();
-    }
-    check(cub::DeviceReduce::TransformReduce(nullptr, bytes, x, out, count, ::cuda::std::plus<>{}, Square<T>{}, T(0),
-                                             stream),
-          "cub TransformReduce");
-    reserve(bytes);
-    check(cub::DeviceReduce::TransformReduce(temp, bytes, x, out, count, ::cuda::std::plus<>{}, Square<T>{}, T(0),
-                                             stream),
-          "cub TransformReduce");
-    return std::sqrt(static_cast<double>(result()));
-  }
-  double cublas(What w, const T* x, const T* y, std::size_t n) {
-    const int count = static_cast<int>(n);
-    T r{};
-    if constexpr (sizeof(T) == 4) {
-      if (w == What::dot) check(cublasSdot(blas, count, x, 1, y, 1, &r), "cublasSdot");
-      else check(cublasSnrm2(blas, count, x, 1, &r), "cublasSnrm2");
-    } else {
-      if (w == What::dot) check(cublasDdot(blas, count, x, 1, y, 1, &r), "cublasDdot");
-      else check(cublasDnrm2(blas, count, x, 1, &r), "cublasDnrm2");
-    }
-    return r;
-  }
-};
+using ew::bench::Reduction;
+using What = Reduction;
+const char* name(What w) { return ew::bench::to_string(w); }
 
 struct Row {
   std::string method;
@@ -116,14 +32,15 @@ struct Row {
 };
 
 template <class T>
-void run(ew::Context& ctx, Peers<T>& peers, What w, std::size_t n, int reps, const T* x, const T* y, FILE* csv) {
+void run(ew::Context& ctx, What w, std::size_t n, int reps, const T* x, const T* y, FILE* csv) {
   const ew::Span<const T> xs(x, n, ew::MemorySpace::device), ys(y, n, ew::MemorySpace::device);
   std::vector<std::pair<std::string, std::function<double()>>> methods;
   methods.emplace_back("ew cuda", [&] {
     return w == What::sum ? ew::sum<T>(ctx, xs) : w == What::dot ? ew::dot<T>(ctx, xs, ys) : ew::norm2<T>(ctx, xs);
   });
-  methods.emplace_back("cub", [&] { return peers.cub(w, x, y, n); });
-  if (w != What::sum && n < (std::size_t(1) << 31)) methods.emplace_back("cublas", [&] { return peers.cublas(w, x, y, n); });
+  for (const ew::bench::ReducePeer& p : ew::bench::cuda_reduce_peers())
+    if (p.supports(w, ew::dtype_v<T>, n))
+      methods.emplace_back(p.name, [&ctx, p, w, n, x, y] { return p.run(w, ew::dtype_v<T>, n, x, y, ctx.native_stream()); });
   std::vector<Row> rows;
   for (auto& [label, call] : methods) {
     double value = call();
@@ -139,7 +56,7 @@ void run(ew::Context& ctx, Peers<T>& peers, What w, std::size_t n, int reps, con
   const double bytes = static_cast<double>(n) * sizeof(T) * (w == What::dot ? 2 : 1);
   const char* dtype = sizeof(T) == 4 ? "f32" : "f64";
   for (const Row& r : rows) {
-    std::printf("%-5s %s 2^%-2d %-8s %9.1f GB/s %9.2f us  %5.2fx cub", name(w), dtype, __builtin_ctzll(n),
+    std::printf("%-5s %s 2^%-2d %-18s %9.1f GB/s %9.2f us  %5.2fx cub", name(w), dtype, __builtin_ctzll(n),
                 r.method.c_str(), bytes / r.seconds / 1e9, r.seconds * 1e6, rows[1].seconds / r.seconds);
     if (rows.size() > 2) std::printf("  %5.2fx cublas", rows[2].seconds / r.seconds);
     std::printf("  value %.9g\n", r.value);
@@ -159,15 +76,8 @@ void sweep(ew::Context& ctx, int lo, int hi, int reps, FILE* csv) {
   x.upload(host.data(), max_n);
   for (std::size_t i = 0; i < max_n; ++i) host[i] = static_cast<T>((i * 40503u % 1000) * 0.001 - 0.25);
   y.upload(host.data(), max_n);
-  Peers<T> peers{static_cast<cudaStream_t>(ctx.native_stream()), nullptr};
-  check(cublasCreate(&peers.blas), "cublasCreate");
-  check(cublasSetStream(peers.blas, peers.stream), "cublasSetStream");
-  check(cudaMalloc(&peers.out, sizeof(T)), "cudaMalloc");
   for (int e = lo; e <= hi; ++e)
-    for (What w : {What::sum, What::dot, What::norm2}) run<T>(ctx, peers, w, std::size_t(1) << e, reps, x.data(), y.data(), csv);
-  cublasDestroy(peers.blas);
-  cudaFree(peers.out);
-  if (peers.temp) cudaFree(peers.temp);
+    for (What w : ew::bench::all_reductions) run<T>(ctx, w, std::size_t(1) << e, reps, x.data(), y.data(), csv);
 }
 
 }  // namespace
