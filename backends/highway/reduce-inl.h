@@ -41,7 +41,7 @@ HWY_INLINE hn::Vec<D64> LoadAsDouble(const T* p) {
 }
 
 // The term(s) of one vector of elements: acc[c] += term for accumulator c.
-template <Kind kind, class T, class V>
+template <Kind kind, class T, bool medium_only, class V>
 HWY_INLINE void AddTerms(V v, V u, V& a0, V& a1, V& a2) {
   const D64 d;
   if constexpr (kind == Kind::sum) {
@@ -52,6 +52,10 @@ HWY_INLINE void AddTerms(V v, V u, V& a0, V& a1, V& a2) {
     a0 = hn::Add(a0, hn::Mul(v, u));
   } else if constexpr (sizeof(T) == 4) {  // norm2 of f32: exact squares
     a0 = hn::Add(a0, hn::Mul(v, v));
+  } else if constexpr (medium_only) {  // see BlocksPartials; a0 collects the values that need scaling
+    const auto a = hn::Abs(v);
+    a0 = hn::Or(a0, hn::VecFromMask(d, hn::Or(hn::Gt(a, hn::Set(d, plan::tbig)), hn::Lt(a, hn::Set(d, plan::tsml)))));
+    a1 = hn::Add(a1, hn::Mul(v, v));
   } else {  // norm2 of f64: Blue's three accumulators, the others get +0 (no change)
     const auto a = hn::Abs(v);
     const auto big = hn::Gt(a, hn::Set(d, plan::tbig));
@@ -69,8 +73,10 @@ HWY_INLINE void AddTerms(V v, V u, V& a0, V& a1, V& a2) {
 // of the last row by the plan's scalar terms into the same lanes. The 32 / N lane vectors
 // stay in registers (arrays of vectors: not on targets with scalable vectors, where they
 // live in memory).
-template <Kind kind, class T>
-HWY_INLINE void BlockPartials(const T* x, const T* y, std::size_t count, double* out) {
+// With medium_only, returns false (and the partials are not to be used) when a value of the
+// block needs Blue's scaling.
+template <Kind kind, class T, bool medium_only = false>
+HWY_INLINE bool BlockPartials(const T* x, const T* y, std::size_t count, double* out) {
   const D64 d;
   using V = hn::Vec<D64>;
   constexpr int w = kind == Kind::norm2 && sizeof(T) == 8 ? 3 : 1;
@@ -82,7 +88,7 @@ HWY_INLINE void BlockPartials(const T* x, const T* y, std::size_t count, double*
   for (std::size_t r = 0; r < rows; ++r)
     for (std::size_t j = 0; j < plan::lanes; j += N) {
       V a0 = hn::Load(d, acc + j), a1 = hn::Load(d, acc + plan::lanes + j), a2 = hn::Load(d, acc + 2 * plan::lanes + j);
-      AddTerms<kind, T>(LoadAsDouble(x + r * plan::lanes + j),
+      AddTerms<kind, T, medium_only>(LoadAsDouble(x + r * plan::lanes + j),
                         kind == Kind::dot ? LoadAsDouble(y + r * plan::lanes + j) : hn::Zero(d), a0, a1, a2);
       hn::Store(a0, d, acc + j);
       hn::Store(a1, d, acc + plan::lanes + j);
@@ -97,7 +103,7 @@ HWY_INLINE void BlockPartials(const T* x, const T* y, std::size_t count, double*
     const T* xr = x + r * plan::lanes;
     const T* yr = kind == Kind::dot ? y + r * plan::lanes : nullptr;
     for (std::size_t k = 0; k < K; ++k)
-      AddTerms<kind, T>(LoadAsDouble(xr + k * N), kind == Kind::dot ? LoadAsDouble(yr + k * N) : hn::Zero(d), a0[k],
+      AddTerms<kind, T, medium_only>(LoadAsDouble(xr + k * N), kind == Kind::dot ? LoadAsDouble(yr + k * N) : hn::Zero(d), a0[k],
                         a1[k], a2[k]);
   }
   for (std::size_t k = 0; k < K; ++k) {
@@ -116,10 +122,18 @@ HWY_INLINE void BlockPartials(const T* x, const T* y, std::size_t count, double*
     else if constexpr (w == 1) acc[j] = plan::add(acc[j], plan::term_square(v));
     else {
       const int c = plan::norm2_class(v);
+      if (medium_only && c != 1) return false;
       acc[c * plan::lanes + j] = plan::add(acc[c * plan::lanes + j], plan::norm2_term(v, c));
     }
   }
+  if constexpr (medium_only) {
+    // acc[0..32) holds the flags (all-ones bits where a value needs scaling), not sums.
+    for (std::size_t j = 0; j < plan::lanes; ++j)
+      if (acc[j] != 0.0 || acc[j] != acc[j]) return false;
+    for (std::size_t j = 0; j < plan::lanes; ++j) acc[j] = 0.0;
+  }
   for (int c = 0; c < w; ++c) out[c] = plan::pair_tree(acc + c * plan::lanes, plan::lanes);
+  return true;
 }
 
 // Partials of blocks [first, last) of an n-element reduction, block b at partials[b w].
@@ -129,6 +143,12 @@ void BlocksPartials(const T* x, const T* y, std::size_t n, std::size_t first, st
   for (std::size_t b = first; b < last; ++b) {
     const std::size_t begin = b * plan::block_elements;
     const std::size_t count = n - begin < plan::block_elements ? n - begin : plan::block_elements;
+    // The 2-norm of f64 data: first as if no value needed Blue's scaling (medium squares
+    // only, the values that do flagged on the side); then the small and big accumulators
+    // would only have got +0, which leaves them +0, so the bits are the plan's at a third
+    // of the work. A block with a value to scale is done again in full.
+    if constexpr (w == 3)
+      if (BlockPartials<kind, T, true>(x + begin, nullptr, count, partials + b * w)) continue;
     BlockPartials<kind, T>(x + begin, y ? y + begin : nullptr, count, partials + b * w);
   }
 }

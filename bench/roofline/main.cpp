@@ -12,6 +12,7 @@
 #include "expressions.hpp"
 #include "gpu.hpp"
 #include "options.hpp"
+#include "reductions.hpp"
 #include "report.hpp"
 #include "sweep.hpp"
 #if defined(EW_ROOFLINE_LADDER)
@@ -119,6 +120,18 @@ int run(const Options& o) {
     ExprSection section = measure_expressions(ep, progress);
     r.expressions = std::move(section.results);
     r.expression_call_costs = std::move(section.call_costs);
+  }
+
+  if (!o.no_reductions && !o.only_expressions) {
+    ReductionPlan rp;
+    rp.backends = o.backends;
+    rp.dtypes = plan.dtypes;
+    rp.host_log2 = !o.sizes_log2.empty() ? o.sizes_log2 : o.quick ? std::vector<int>{22} : powers(16, 26, 2);
+    rp.device_log2 = !o.sizes_log2.empty() ? o.sizes_log2 : o.quick ? std::vector<int>{24} : powers(20, 28, 2);
+    rp.peers = o.peers, rp.quick = o.quick, rp.reps = r.reps;
+    if (const Ceilings* c = r.ceilings_of(Place::host)) rp.host_gbps = c->memory_gbps;
+    if (const Ceilings* c = r.ceilings_of(Place::device)) rp.device_gbps = c->memory_gbps;
+    r.reductions = measure_reductions(rp, progress);
   }
 
   if (o.ladder) {

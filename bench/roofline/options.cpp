@@ -36,6 +36,7 @@ const char* usage() {
          "                   the fixed ops and an OpenMP loop (default: all; --quick: silu,chain3)\n"
          "  --no-expressions    skip the expressions section\n"
          "  --only-expressions  only the ceilings and the expressions section\n"
+         "  --no-reductions     skip the reductions section (sum, dot, norm2 against OpenMP, cub, cuBLAS)\n"
          "  --json FILE      write every figure as JSON (schema in docs/roofline.md)\n"
          "  --plot FILE      write the roofline and bandwidth-vs-size charts as one SVG\n"
          "  -h, --help       this text\n"
@@ -241,6 +242,8 @@ Options parse(int argc, char** argv) {
       flag_only(), o.no_expressions = true;
     } else if (arg == "--only-expressions") {
       flag_only(), o.only_expressions = true;
+    } else if (arg == "--no-reductions") {
+      flag_only(), o.no_reductions = true;
     } else if (arg == "--help" || arg == "-h") {
       flag_only(), o.help = true;
     } else if (arg.rfind("-", 0) == 0 && arg.size() > 1) {

@@ -26,6 +26,7 @@ struct Options {
   // none at all, or nothing else (no fixed-op sweep, no intensity probe).
   std::vector<std::string> expressions;
   bool no_expressions = false, only_expressions = false;
+  bool no_reductions = false;  // skip the reductions section (reductions.hpp)
   bool help = false;
   std::string json, plot;
 

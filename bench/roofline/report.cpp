@@ -146,6 +146,7 @@ void print_table(const Report& r, std::FILE* out) {
     std::fprintf(out, "\nladder not run: %s\n", r.ladder_skipped.c_str());
   }
   print_expressions(r, out);
+  print_reductions(r, out);
   std::fprintf(out, "\n%.1f s in all\n", r.elapsed_seconds);
 }
 
@@ -345,6 +346,17 @@ void write_json(const Report& r, const std::string& path) {
     else j.null("seconds").null("seconds_min").null("seconds_max").null("reps").null("spread").null("unsteady").null("gbps");
     j.maybe("pct_of_measured_ceiling", x.pct_of_measured_ceiling).maybe("ratio_to_peer", x.ratio_to_peer);
     j.maybe("ratio_to_unfused", x.ratio_to_unfused).field("verified", x.verified).end_object();
+  }
+  j.end_array();
+  j.begin_array("reductions");
+  for (const ReductionResult& x : r.reductions) {
+    j.begin_object().field("reduction", x.reduction).field("target", x.target).field("peer", x.peer);
+    j.field("reproducible", x.reproducible).field("device", to_string(x.place)).field("dtype", to_string(x.dtype));
+    j.field("n", x.n).field("bytes_per_element", x.bytes_per_element);
+    stats(j, x.seconds);
+    j.field("gbps", x.gbps).maybe("pct_of_measured_ceiling", x.pct_of_measured_ceiling);
+    j.maybe("ratio_to_best_peer", x.ratio_to_best_peer).field("best_peer", x.best_peer.empty() ? nullptr : x.best_peer.c_str());
+    j.field("verified", x.verified).end_object();
   }
   j.end_array();
   j.begin_array("expression_call_cost");

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "expressions.hpp"
+#include "reductions.hpp"
 #include "roofline.hpp"
 #include "sweep.hpp"
 
@@ -24,6 +25,7 @@ struct Report {
   std::vector<Skipped> skipped;    // backends asked for that could not run, with the reason
   std::vector<ExprResult> expressions;           // the expressions section (expressions.hpp)
   std::vector<CallCost> expression_call_costs;
+  std::vector<ReductionResult> reductions;       // the reductions section (reductions.hpp)
   double elapsed_seconds = 0;
 
   const Ceilings* ceilings_of(Place p) const {

@@ -1,0 +1,203 @@
+// The reductions section (reductions.hpp). Each point: the operands in the backend's
+// own memory (device memory for cuda), a warm-up call, then `reps` timed batches of calls
+// back to back (enough calls per batch to last about a millisecond at small sizes); the
+// median batch over its calls is the time per call.
+#include "reductions.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <functional>
+#include <memory>
+#include <random>
+#include <cstring>
+
+#include "ew/ew.hpp"
+#include "reduce_peers.hpp"
+#include "report.hpp"
+
+namespace ew::roofline {
+
+namespace {
+
+using bench::Reduction;
+
+struct Runner {
+  std::string name;
+  bool peer;
+  Place place;
+  std::function<double(Reduction, DType, std::size_t, const void*, const void*)> run;
+  std::function<bool(Reduction, DType, std::size_t)> supports;
+};
+
+template <class T>
+double call(Context& ctx, Reduction r, std::size_t n, const void* x, const void* y, MemorySpace space) {
+  const Span<const T> xs(static_cast<const T*>(x), n, space), ys(static_cast<const T*>(y), n, space);
+  if (r == Reduction::sum) return ew::sum<T>(ctx, xs);
+  if (r == Reduction::dot) return ew::dot<T>(ctx, xs, ys);
+  return ew::norm2<T>(ctx, xs);
+}
+
+double library(Context& ctx, Reduction r, DType d, std::size_t n, const void* x, const void* y, MemorySpace space) {
+  return d == DType::f32 ? call<float>(ctx, r, n, x, y, space) : call<double>(ctx, r, n, x, y, space);
+}
+
+// Operands for one place: the largest size, random values in [-1, 1), in host memory or
+// in a device buffer of the first device context.
+struct Operands {
+  std::vector<float> xf, yf;
+  std::vector<double> xd, yd;
+  std::unique_ptr<Buffer<float>> dxf, dyf;
+  std::unique_ptr<Buffer<double>> dxd, dyd;
+  const void* x(DType d, Place p) const {
+    if (p == Place::device) return d == DType::f32 ? static_cast<const void*>(dxf->data()) : dxd->data();
+    return d == DType::f32 ? static_cast<const void*>(xf.data()) : xd.data();
+  }
+  const void* y(DType d, Place p) const {
+    if (p == Place::device) return d == DType::f32 ? static_cast<const void*>(dyf->data()) : dyd->data();
+    return d == DType::f32 ? static_cast<const void*>(yf.data()) : yd.data();
+  }
+};
+
+Stats time_calls(const std::function<double()>& f, std::size_t n, int reps, double& value) {
+  value = f();  // warm-up
+  const int batch = static_cast<int>(std::clamp<std::size_t>((std::size_t(1) << 20) / std::max<std::size_t>(n, 1), 1, 256));
+  std::vector<double> seconds;
+  for (int r = 0; r < reps; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int k = 0; k < batch; ++k) value = f();
+    seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / batch);
+  }
+  return summarize(seconds);
+}
+
+}  // namespace
+
+std::vector<ReductionResult> measure_reductions(const ReductionPlan& plan, Progress& progress) {
+  std::vector<Backend> wanted = plan.backends;
+  if (wanted.empty())
+    for (const BackendStatus& s : available_backends())
+      if (s.usable && !(plan.quick && s.backend == Backend::scalar)) wanted.push_back(s.backend);
+
+  std::vector<std::unique_ptr<Context>> contexts;
+  std::vector<Runner> runners;
+  Context* device_ctx = nullptr;
+  for (Backend b : wanted) {
+    if (!backend_status(b).usable) continue;
+    contexts.push_back(std::make_unique<Context>(b));
+    Context* ctx = contexts.back().get();
+    const bool on_device = b == Backend::cuda || Buffer<float>(*ctx, 1).space() == MemorySpace::device;
+    if (on_device && b != Backend::cuda) continue;  // kokkos on a GPU: not measured here
+    if (on_device && !device_ctx) device_ctx = ctx;
+    const MemorySpace space = on_device ? MemorySpace::device : MemorySpace::host;
+    runners.push_back({to_string(b), false, on_device ? Place::device : Place::host,
+                       [ctx, space](Reduction r, DType d, std::size_t n, const void* x, const void* y) {
+                         return library(*ctx, r, d, n, x, y, space);
+                       },
+                       [](Reduction, DType, std::size_t) { return true; }});
+  }
+  bool host = false;
+  for (const Runner& r : runners) host = host || r.place == Place::host;
+  if (plan.peers) {
+#if defined(EW_ROOFLINE_CPU_PEERS)
+    if (host)
+      for (const bench::ReducePeer& p : bench::cpu_reduce_peers())
+        runners.push_back({p.name, true, Place::host, [p](Reduction r, DType d, std::size_t n, const void* x, const void* y) {
+                             return p.run(r, d, n, x, y, nullptr);
+                           }, p.supports});
+#endif
+#if defined(EW_ROOFLINE_CUDA_PEERS)
+    if (device_ctx)
+      for (const bench::ReducePeer& p : bench::cuda_reduce_peers()) {
+        void* stream = device_ctx->native_stream();
+        runners.push_back({p.name, true, Place::device,
+                           [p, stream](Reduction r, DType d, std::size_t n, const void* x, const void* y) {
+                             return p.run(r, d, n, x, y, stream);
+                           }, p.supports});
+      }
+#endif
+  }
+
+  std::vector<ReductionResult> results;
+  Context reference(Backend::scalar);
+  for (Place place : {Place::host, Place::device}) {
+    const std::vector<int>& sizes = place == Place::host ? plan.host_log2 : plan.device_log2;
+    if (sizes.empty() || std::none_of(runners.begin(), runners.end(), [&](const Runner& r) { return r.place == place && !r.peer; }))
+      continue;
+    const std::size_t max_n = std::size_t(1) << *std::max_element(sizes.begin(), sizes.end());
+    Operands ops;
+    std::mt19937_64 rng(16);
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    ops.xd.resize(max_n), ops.yd.resize(max_n), ops.xf.resize(max_n), ops.yf.resize(max_n);
+    for (std::size_t i = 0; i < max_n; ++i) {
+      ops.xd[i] = u(rng), ops.yd[i] = u(rng);
+      ops.xf[i] = static_cast<float>(ops.xd[i]), ops.yf[i] = static_cast<float>(ops.yd[i]);
+    }
+    if (place == Place::device) {
+      ops.dxf = std::make_unique<Buffer<float>>(*device_ctx, max_n), ops.dyf = std::make_unique<Buffer<float>>(*device_ctx, max_n);
+      ops.dxd = std::make_unique<Buffer<double>>(*device_ctx, max_n), ops.dyd = std::make_unique<Buffer<double>>(*device_ctx, max_n);
+      ops.dxf->upload(ops.xf.data(), max_n), ops.dyf->upload(ops.yf.data(), max_n);
+      ops.dxd->upload(ops.xd.data(), max_n), ops.dyd->upload(ops.yd.data(), max_n);
+    }
+    const double ceiling = place == Place::host ? plan.host_gbps : plan.device_gbps;
+    for (DType d : plan.dtypes)
+      for (int e : sizes) {
+        const std::size_t n = std::size_t(1) << e;
+        for (Reduction red : bench::all_reductions) {
+          const double want = library(reference, red, d, n, ops.x(d, Place::host), ops.y(d, Place::host), MemorySpace::host);
+          const std::size_t first = results.size();
+          for (const Runner& run : runners) {
+            if (run.place != place || !run.supports(red, d, n)) continue;
+            progress.step(std::string("reductions: ") + run.name + " " + bench::to_string(red) + " " + to_string(d) + " " +
+                          pretty_n(n));
+            ReductionResult x;
+            x.reduction = bench::to_string(red), x.target = run.name, x.peer = run.peer, x.reproducible = !run.peer;
+            x.place = place, x.dtype = d, x.n = n;
+            x.bytes_per_element = static_cast<int>(size_of(d)) * (red == Reduction::dot ? 2 : 1);
+            double value = 0;
+            const void* xp = ops.x(d, place);
+            const void* yp = ops.y(d, place);
+            x.seconds = time_calls([&] { return run.run(red, d, n, xp, yp); }, n, plan.reps, value);
+            x.gbps = double(x.bytes_per_element) * double(n) / x.seconds.median / 1e9;
+            const double tolerance = d == DType::f32 ? 1e-3 : 1e-9;
+            x.verified = run.peer ? std::fabs(value - want) <= tolerance * std::max(1.0, std::fabs(want))
+                                  : std::memcmp(&value, &want, sizeof value) == 0;
+            if (ceiling > 0) x.pct_of_measured_ceiling = 100.0 * x.gbps / ceiling;
+            results.push_back(x);
+          }
+          for (std::size_t i = first; i < results.size(); ++i) {
+            if (results[i].peer) continue;
+            for (std::size_t j = first; j < results.size(); ++j)
+              if (results[j].peer && results[i].gbps / results[j].gbps < (results[i].ratio_to_best_peer < 0 ? 1e300 : results[i].ratio_to_best_peer))
+                results[i].ratio_to_best_peer = results[i].gbps / results[j].gbps, results[i].best_peer = results[j].target;
+          }
+        }
+      }
+  }
+  return results;
+}
+
+void print_reductions(const Report& r, std::FILE* out) {
+  if (r.reductions.empty()) return;
+  std::fprintf(out,
+               "\nreductions: sum, dot, norm2 with the value on the host after each call; the library's bits are the\n"
+               "same on every backend (checked against scalar), the peers' are not. GB/s count each input read once;\n"
+               "'vs peer' is over the fastest peer of the point.\n");
+  std::fprintf(out, "\n%-6s %-5s %-5s %-6s %-26s %11s %9s %6s %9s %s\n", "device", "dtype", "n", "op", "target", "time",
+               "GB/s", "%ceil", "vs peer", "");
+  int unverified = 0;
+  for (const ReductionResult& x : r.reductions) {
+    if (!x.verified) ++unverified;
+    char time[32];
+    std::snprintf(time, sizeof time, "%.2f us", x.seconds.median * 1e6);
+    char pct[16] = "-", ratio[16] = "";
+    if (x.pct_of_measured_ceiling >= 0) std::snprintf(pct, sizeof pct, "%.1f", x.pct_of_measured_ceiling);
+    if (x.ratio_to_best_peer > 0) std::snprintf(ratio, sizeof ratio, "%.2fx", x.ratio_to_best_peer);
+    std::fprintf(out, "%-6s %-5s %-5s %-6s %-26s %11s %9.1f %6s %9s %s%s\n", to_string(x.place), to_string(x.dtype),
+                 pretty_n(x.n).c_str(), x.reduction.c_str(), x.target.c_str(), time, x.gbps, pct, ratio,
+                 x.verified ? "" : "NOT VERIFIED", x.seconds.unsteady() ? " unsteady" : "");
+  }
+  if (unverified) std::fprintf(out, "%d reduction results NOT VERIFIED\n", unverified);
+}
+
+}  // namespace ew::roofline
