@@ -268,12 +268,13 @@ std::size_t Reducer::blocks_per_cta(std::size_t n, int sm_count) {
   return per_cta;
 }
 
-void Reducer::reserve(std::size_t bytes) {
+void Reducer::reserve(std::size_t bytes, cudaStream_t stream) {
   if (bytes <= workspace_bytes_) return;
   if (workspace_) cudaFree(workspace_), workspace_ = nullptr, workspace_bytes_ = 0;
   check(cudaMalloc(&workspace_, bytes), "cudaMalloc of the reduction workspace");
-  // The counter starts at 0; every launch's last CUDA block leaves it at 0.
-  check(cudaMemset(workspace_, 0, sizeof(Header)), "cudaMemset of the reduction workspace");
+  // The counter starts at 0; every launch's last CUDA block leaves it at 0. On the
+  // context's stream: a non-blocking stream is not ordered after the legacy default one.
+  check(cudaMemsetAsync(workspace_, 0, sizeof(Header), stream), "cudaMemsetAsync of the reduction workspace");
   workspace_bytes_ = bytes;
 }
 
@@ -290,7 +291,7 @@ ReduceResult Reducer::run(const ReduceCall& c, cudaStream_t stream, int sm_count
   // Workspace sizes are kept when the stream is idle: a larger one is made after a sync.
   if (sizeof(Header) + partial_bytes + index_bytes > workspace_bytes_) {
     check(cudaStreamSynchronize(stream), "cudaStreamSynchronize before growing the reduction workspace");
-    reserve(2 * (sizeof(Header) + partial_bytes + index_bytes));
+    reserve(2 * (sizeof(Header) + partial_bytes + index_bytes), stream);
   }
   if (!host_result_) check(cudaMallocHost(&host_result_, sizeof(Header)), "cudaMallocHost of the reduction result");
   auto* header = static_cast<Header*>(workspace_);

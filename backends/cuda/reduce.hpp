@@ -29,7 +29,7 @@ class Reducer {
   static std::size_t blocks_per_cta(std::size_t n, int sm_count);
 
  private:
-  void reserve(std::size_t bytes);
+  void reserve(std::size_t bytes, cudaStream_t stream);
 
   void* workspace_ = nullptr;
   std::size_t workspace_bytes_ = 0;
