@@ -106,6 +106,22 @@ HWY_INLINE bool BlockPartials(const T* x, const T* y, std::size_t count, double*
       AddTerms<kind, T, medium_only>(LoadAsDouble(xr + k * N), kind == Kind::dot ? LoadAsDouble(yr + k * N) : hn::Zero(d), a0[k],
                         a1[k], a2[k]);
   }
+#if HWY_TARGET != HWY_SCALAR
+  if constexpr (w == 1 && N >= 2) {
+    // A full row set: the lane tree's first levels in registers. Adjacent lanes are a
+    // tree node's children; ConcatEven/ConcatOdd of two neighbouring vectors line up
+    // the left and right children of one level, in order, so one Add computes N nodes
+    // of the next level. The last N nodes go through the plan's tree.
+    if (rest == 0) {
+      for (std::size_t m = K; m > 1; m /= 2)
+        for (std::size_t k = 0; k < m / 2; ++k)
+          a0[k] = hn::Add(hn::ConcatEven(d, a0[2 * k + 1], a0[2 * k]), hn::ConcatOdd(d, a0[2 * k + 1], a0[2 * k]));
+      hn::Store(a0[0], d, acc);
+      out[0] = plan::pair_tree(acc, N);
+      return true;
+    }
+  }
+#endif
   for (std::size_t k = 0; k < K; ++k) {
     hn::Store(a0[k], d, acc + k * N);
     hn::Store(a1[k], d, acc + plan::lanes + k * N);
