@@ -570,6 +570,7 @@ class Workspace {
   ~Workspace() { std::free(base_); }
   // Null when the memory cannot be had.
   char* Get(std::size_t bytes) {
+    bytes = (bytes + 63) / 64 * 64;  // aligned_alloc wants a multiple of the alignment
     if (bytes > bytes_) {
       std::free(base_);
       bytes_ = 0;
