@@ -5,7 +5,8 @@
 # settings and under tuned OpenMP settings. Builds without CUDA. Everything lands in OUTDIR.
 # Usage: bench/cpu/host_check.sh [SOURCE_DIR=.] [BUILD_DIR=build-cpu] [OUTDIR=cpu-check] [STAGE=all]
 #   STAGE: all | facts | tests | roofline (highway and peers) | omp (the same, the OpenMP peer
-#          under tuned OpenMP settings) | kokkos (kokkos and scalar)
+#          under tuned OpenMP settings) | kokkos (kokkos and scalar) | expressions (the fixed
+#          set of docs/expressions.md fused, unfused and against an OpenMP loop)
 # Debian packages the machine lacks (libhwy-dev, libtrilinos-kokkos-dev, gtest) may lie in
 # $DEPS/*.deb (default SOURCE_DIR/.deps): they are unpacked into /opt/ewdeps, never into /.
 set -uo pipefail
@@ -37,7 +38,7 @@ configure || { log "configure failed, again without Kokkos"; configure -DEW_ENAB
   { tail -30 "$out/configure.log"; exit 1; }
 grep -E "HIGHWAY|KOKKOS|tests:" "$out/configure.log" | tee -a "$out/host_check.log"
 targets="ew-roofline ew-first-touch"
-[ -d "$build/tests" ] && targets="$targets ew_tests ew_highway_tests"
+[ -d "$build/tests" ] && targets="$targets ew_tests ew_highway_tests ew_expr_tests ew_threads_tests"
 cmake --build "$build" --target $targets -j "$(nproc)" > "$out/build.log" 2>&1 || { tail -30 "$out/build.log"; exit 1; }
 log "built in $(( $(date +%s) - start )) s"
 
@@ -56,6 +57,8 @@ if [ "$stage" = all ] || [ "$stage" = tests ]; then
     log "tests"
     "$build/tests/highway/ew_highway_tests" 2>&1 | tail -3 | tee -a "$out/host_check.log"
     "$build/tests/ew_tests" --gtest_filter='highway/*:kokkos/*:scalar/*' 2>&1 | tail -3 | tee -a "$out/host_check.log"
+    "$build/tests/expr/ew_expr_tests" --gtest_filter='-cuda/*' 2>&1 | tail -3 | tee -a "$out/host_check.log"
+    "$build/tests/threads/ew_threads_tests" 2>&1 | tail -3 | tee -a "$out/host_check.log"
   fi
 fi
 
@@ -89,5 +92,13 @@ if [ "$stage" = all ] || [ "$stage" = kokkos ]; then
   "$roofline" --backends kokkos,scalar --no-peers --cold --sizes 12:26:2 --reps 5 \
     --json "$out/roofline-kokkos-scalar.json" > "$out/roofline-kokkos-scalar.txt" 2>&1
   log "$(( $(date +%s) - start )) s; $(unsteady "$out/roofline-kokkos-scalar.txt")"
+fi
+if [ "$stage" = all ] || [ "$stage" = expressions ]; then
+  log "roofline: expressions on highway and kokkos, 2^22..2^26"
+  start=$(date +%s)
+  "$roofline" --only-expressions --backends highway,kokkos --sizes 22:26 \
+    --json "$out/roofline-expressions.json" --plot "$out/roofline-expressions.svg" \
+    > "$out/roofline-expressions.txt" 2>&1
+  log "$(( $(date +%s) - start )) s; $(unsteady "$out/roofline-expressions.txt")"
 fi
 log "done"

@@ -18,7 +18,7 @@ bash tools/gpu/prepare.sh build-gpu -DEW_ENABLE_KOKKOS=OFF -DEW_ENABLE_HIGHWAY=O
 export LD_LIBRARY_PATH=/opt/ewdeps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
 
 step build
-targets=(ew-info ew_tests ew_cuda_tests ew_cuda_fault_tests)
+targets=(ew-info ew_tests ew_cuda_tests ew_cuda_fault_tests ew_expr_tests ew_fuzz)
 (( bench )) && targets+=(ew-cuda-bench)
 cmake --build build-gpu -j 16 --target "${targets[@]}" > "$out/build.log" 2>&1 || { tail -60 "$out/build.log"; exit 1; }
 grep -i "warning" "$out/build.log" | grep -v "^nvcc warning : Support for offline compilation" | head -20
@@ -27,6 +27,10 @@ build-gpu/tools/ew-info | tee "$out/info.log"
 step "ctest -L gpu"
 ctest --test-dir build-gpu -L gpu --output-on-failure -j 8 --timeout 300 > "$out/ctest.log" 2>&1 || status=1
 tail -15 "$out/ctest.log"
+
+step "ew_fuzz (every usable backend, cuda included), 120 s"
+build-gpu/tests/fuzz/ew_fuzz --seconds 120 > "$out/fuzz.log" 2>&1 || status=1
+tail -4 "$out/fuzz.log"
 
 # API errors the tests provoke on purpose (out of memory, bad device, the kernel fault
 # of CudaSticky's child process) would count as sanitizer findings: those tests stay
