@@ -23,9 +23,8 @@
 #include <string>
 #include <vector>
 
-#include "ew/detail/math.hpp"
-#include "ew/detail/scalar_kit.hpp"
 #include "ew/ew.hpp"
+#include "expr_functors.cuh"
 
 namespace {
 
@@ -36,26 +35,11 @@ void check(cudaError_t e, const char* what) {
   if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorName(e));
 }
 
-// The formulas as functors, through the kit every backend uses (no contraction).
-template <class T>
-struct Add {
-  __device__ T operator()(T a, T b) const { return ew::math::ScalarKit<T>::add(a, b); }
-};
-template <class T>
-struct Silu {
-  __device__ T operator()(T x) const {
-    using K = ew::math::ScalarKit<T>;
-    return K::mul(x, ew::math::sigmoid<K>(x));
-  }
-};
-template <class T>
-struct Chain3 {
-  T s;
-  __device__ T operator()(T a, T b, T c) const {
-    using K = ew::math::ScalarKit<T>;
-    return K::add(K::mul(s, K::add(a, b)), c);
-  }
-};
+// The formulas as functors (expr_functors.cuh, shared with ew-roofline's GPU expression
+// peer), through the kit every backend uses (no contraction).
+using ew::bench::functors::Add;
+using ew::bench::functors::Chain3;
+using ew::bench::functors::Silu;
 
 struct Timer {
   cudaStream_t stream;

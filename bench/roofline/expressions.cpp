@@ -12,10 +12,14 @@
 
 #include "cpu_probe.hpp"
 #include "ew/ew.hpp"
+#include "gpu.hpp"
 #include "report.hpp"
 #include "timing.hpp"
 #if defined(EW_ROOFLINE_CPU_PEERS)
 #include "cpu/expr_peers.hpp"
+#endif
+#if defined(EW_ROOFLINE_CUDA_PEERS)
+#include "cuda/expr_peers.hpp"
 #endif
 
 namespace ew::roofline {
@@ -97,12 +101,13 @@ Arrays arrays_of(const Entry& e, const Layout& l, char* base, std::size_t set) {
   return a;
 }
 
-// Uniform values in [-1, 1) from a hash of the index, multiples of 2^-23: mixed signs
-// (relu and clamp take both sides), never subnormal, and in place dot4's c converges
-// to a*b / (1 - d), finite.
-void fill(void* p, std::size_t count, DType d) {
+// Uniform values in [-1, 1) from a hash of the index (element `first` onwards), multiples
+// of 2^-23: mixed signs (relu and clamp take both sides), never subnormal, and in place
+// dot4's c converges to a*b / (1 - d), finite.
+void fill(void* p, std::size_t count, DType d, std::size_t first = 0) {
   const std::ptrdiff_t m = static_cast<std::ptrdiff_t>(count);
-  auto value = [](std::uint64_t i) {
+  auto value = [first](std::uint64_t i) {
+    i += first;
     std::uint64_t x = (i + 1) * 0x9E3779B97F4A7C15ull;
     x ^= x >> 31, x *= 0xBF58476D1CE4E5B9ull, x ^= x >> 29;
     return -1 + 2 * double(x >> 40) * 0x1p-24;
@@ -118,30 +123,65 @@ void fill(void* p, std::size_t count, DType d) {
   }
 }
 
-InputArray input_array(const void* p, std::size_t n, DType d) {
+// An arena of one place: host memory, or device memory of the GPU the probes use.
+struct Arena {
+  Place place = Place::host;
+  char* base = nullptr;
+  Arena(Place p, std::size_t bytes) : place(p) {
+    base = static_cast<char*>(p == Place::host ? cpu::host_alloc(bytes) : gpu::allocate(bytes));
+  }
+  ~Arena() { place == Place::host ? cpu::host_free(base) : gpu::release(base); }
+  Arena(const Arena&) = delete;
+  Arena& operator=(const Arena&) = delete;
+
+  void fill_values(std::size_t count, DType d) {
+    if (place == Place::host) return fill(base, count, d);
+    // Device memory: the same values, made on the host a chunk at a time.
+    const std::size_t chunk = (std::size_t(64) << 20) / size_of(d);
+    std::vector<char> staging(chunk * size_of(d));
+    for (std::size_t first = 0; first < count; first += chunk) {
+      const std::size_t m = std::min(chunk, count - first);
+      fill(staging.data(), m, d, first);
+      gpu::to_device(base + first * size_of(d), staging.data(), m * size_of(d));
+    }
+  }
+  void read(void* dst, const void* src, std::size_t bytes) const {
+    if (place == Place::host) std::memcpy(dst, src, bytes);
+    else gpu::to_host(dst, src, bytes);
+  }
+  void write(void* dst, const void* src, std::size_t bytes) const {
+    if (place == Place::host) std::memcpy(dst, src, bytes);
+    else gpu::to_device(dst, src, bytes);
+  }
+};
+
+MemorySpace space_of(Place p) { return p == Place::host ? MemorySpace::host : MemorySpace::device; }
+
+InputArray input_array(const void* p, std::size_t n, DType d, MemorySpace space) {
   InputArray a;
-  a.data = p, a.size = n, a.dtype = d, a.space = MemorySpace::host;
+  a.data = p, a.size = n, a.dtype = d, a.space = space;
   return a;
 }
 
-OutputArray output_array(void* p, std::size_t n, DType d) {
+OutputArray output_array(void* p, std::size_t n, DType d, MemorySpace space) {
   OutputArray a;
-  a.data = p, a.size = n, a.dtype = d, a.space = MemorySpace::host;
+  a.data = p, a.size = n, a.dtype = d, a.space = space;
   return a;
 }
 
-void run_kernel(const Kernel& k, Context& ctx, const Entry& e, DType d, std::size_t n, const Arrays& a) {
+void run_kernel(const Kernel& k, Context& ctx, const Entry& e, DType d, std::size_t n, const Arrays& a,
+                MemorySpace space = MemorySpace::host) {
   InputArray in[4];
-  for (int i = 0; i < e.inputs; ++i) in[i] = input_array(a.in[i], n, d);
-  const OutputArray out = output_array(a.out, n, d);
+  for (int i = 0; i < e.inputs; ++i) in[i] = input_array(a.in[i], n, d, space);
+  const OutputArray out = output_array(a.out, n, d, space);
   k.run(ctx, in, std::size_t(e.inputs), &out, 1, e.params.data(), e.params.size());
 }
 
 template <class T>
-void run_fixed_ops(Context& ctx, const Entry& e, std::size_t n, const Arrays& a) {
-  auto in = [&](int k) { return Span<const T>(static_cast<const T*>(a.in[k]), n, MemorySpace::host); };
-  auto tmp = [&](int k) { return Span<T>(static_cast<T*>(a.tmp[k]), n, MemorySpace::host); };
-  const Span<T> out(static_cast<T*>(a.out), n, MemorySpace::host);
+void run_fixed_ops(Context& ctx, const Entry& e, std::size_t n, const Arrays& a, MemorySpace space) {
+  auto in = [&](int k) { return Span<const T>(static_cast<const T*>(a.in[k]), n, space); };
+  auto tmp = [&](int k) { return Span<T>(static_cast<T*>(a.tmp[k]), n, space); };
+  const Span<T> out(static_cast<T*>(a.out), n, space);
   const std::string name = e.name;
   if (name == "dot4") {
     mul<T>(ctx, in(0), in(1), tmp(0));
@@ -156,11 +196,13 @@ void run_fixed_ops(Context& ctx, const Entry& e, std::size_t n, const Arrays& a)
   }
 }
 
-// A CPU backend measured here, or one whose expressions ew-roofline cannot time yet.
+// A backend measured here, or one whose expressions ew-roofline cannot time.
 struct BackendUse {
   std::string name;
   std::shared_ptr<Context> ctx;
-  std::string not_measured;  // non-empty: the reason
+  Place place = Place::host;  // where its memory is
+  bool events = false;        // it runs on gpu::stream(), so CUDA events time it
+  std::string not_measured;   // non-empty: the reason
 };
 
 std::vector<BackendUse> backends_for(const ExprPlan& plan) {
@@ -178,12 +220,19 @@ std::vector<BackendUse> backends_for(const ExprPlan& plan) {
     u.name = st.name;
     try {
       u.ctx = std::make_shared<Context>(b);
-      // GPU hook: expressions on a backend whose memory is on a GPU (cuda, kokkos on a GPU)
-      // come with issue 12's CUDA expression path. They will be timed like run_sweep times
-      // the GPU ops (a device arena, CUDA events on gpu::stream(), a CUDA peer kernel per
-      // formula); until then each point says so.
-      if (Buffer<float>(*u.ctx, 64).space() == MemorySpace::device)
-        u.not_measured = "expressions on a GPU are not measured by ew-roofline yet (issue 12: the CUDA expression path)";
+      // A backend whose memory is on a GPU (cuda, kokkos on a GPU) is timed as run_sweep
+      // times the GPU ops: a device arena, its calls on gpu::stream() between CUDA events.
+      if (Buffer<float>(*u.ctx, 64).space() == MemorySpace::device) {
+        u.place = Place::device;
+        if (gpu::query().usable) {
+          ContextOptions opt;
+          opt.stream = gpu::stream();
+          u.ctx = std::make_shared<Context>(b, opt);
+          u.events = u.ctx->native_stream() == gpu::stream();
+        } else {
+          u.not_measured = "its memory is on a GPU that ew-roofline cannot use: " + gpu::query().why;
+        }
+      }
     } catch (const std::exception& ex) {
       u.not_measured = ex.what();
     }
@@ -195,7 +244,9 @@ std::vector<BackendUse> backends_for(const ExprPlan& plan) {
 // One way to compute an expression at a point: fused or unfused on a backend, or the peer.
 struct Method {
   std::string kind, target;
-  bool exact = true;  // must match the scalar backend bit for bit
+  Place place = Place::host;
+  bool events = false;  // timed with CUDA events on gpu::stream()
+  bool exact = true;    // must match the scalar backend bit for bit
   std::function<void(DType, std::size_t, const Arrays&)> run;
   std::function<void()> sync = [] {};
   std::string unavailable;  // set once it could not run: every later point says why
@@ -216,17 +267,22 @@ bool matches(const Method& m, const std::vector<T>& got, const std::vector<T>& r
 // One call on the first elements of `a` (the output poisoned first) against the scalar
 // backend's Kernel on copies of the inputs as they were.
 template <class T>
-bool verify_typed(Method& m, const Entry& e, const Kernel& k, Context& scalar, std::size_t n, const Arrays& a) {
+bool verify_typed(Method& m, const Entry& e, const Kernel& k, Context& scalar, std::size_t n, const Arrays& a,
+                  const Arena& arena) {
   std::vector<std::vector<T>> in(e.inputs);
   for (int i = 0; i < e.inputs; ++i) {
-    const T* p = static_cast<const T*>(a.in[i]);
-    in[i].assign(p, p + n);
+    in[i].resize(n);
+    arena.read(in[i].data(), a.in[i], n * sizeof(T));
   }
-  T* out = static_cast<T*>(a.out);
-  if (!e.in_place) std::fill(out, out + n, std::numeric_limits<T>::quiet_NaN());
+  if (!e.in_place) {
+    const std::vector<T> poison(n, std::numeric_limits<T>::quiet_NaN());
+    arena.write(a.out, poison.data(), n * sizeof(T));
+  }
   m.run(dtype_v<T>, n, a);
+  if (m.events) gpu::synchronize();
   m.sync();
-  const std::vector<T> got(out, out + n);
+  std::vector<T> got(n);
+  arena.read(got.data(), a.out, n * sizeof(T));
   std::vector<T> ref(n);
   Arrays copies;
   for (int i = 0; i < e.inputs; ++i) copies.in[i] = in[i].data();
@@ -242,12 +298,16 @@ bool verify_typed(Method& m, const Entry& e, const Kernel& k, Context& scalar, s
 Stats time_method(Method& m, const Entry& e, DType d, std::size_t n, const Layout& l, char* base, int reps,
                   double batch_seconds) {
   std::size_t set = 0;
+  auto calls_of = [&](long calls) {
+    for (long c = 0; c < calls; ++c) {
+      m.run(d, n, arrays_of(e, l, base, set));
+      set = (set + 1) % l.sets;
+    }
+  };
   auto batch = [&](long calls) {
+    if (m.events) return gpu::time_on_stream([&] { calls_of(calls); });
     return seconds_of([&] {
-      for (long c = 0; c < calls; ++c) {
-        m.run(d, n, arrays_of(e, l, base, set));
-        set = (set + 1) % l.sets;
-      }
+      calls_of(calls);
       m.sync();
     });
   };
@@ -275,7 +335,8 @@ std::vector<Cache> caches(const ExprPlan& plan) {
   return c;
 }
 
-// The cost of a call on 16 elements: c = a + b as a Kernel and as the fixed op add.
+// The cost of a call on 16 elements: c = a + b as a Kernel and as the fixed op add, in the
+// backend's own memory (on a GPU, host vectors would time the staging instead).
 std::vector<CallCost> call_costs(const std::vector<BackendUse>& uses, int reps, double batch_seconds) {
   std::vector<CallCost> costs;
   constexpr std::size_t n = 16;
@@ -284,8 +345,18 @@ std::vector<CallCost> call_costs(const std::vector<BackendUse>& uses, int reps, 
   for (const BackendUse& u : uses) {
     if (!u.not_measured.empty()) continue;
     Context& ctx = *u.ctx;
-    const std::function<void()> kernel = [&] { k(ctx, {a, b}, {c}); };
-    const std::function<void()> op = [&] { add<float>(ctx, a, b, c); };
+    Span<const float> sa(a), sb(b);
+    Span<float> sc(c);
+    std::vector<Buffer<float>> device;
+    if (u.place == Place::device) {
+      for (const std::vector<float>* v : {&a, &b, &c}) {
+        device.emplace_back(ctx, n);
+        device.back().upload(v->data(), n);
+      }
+      sa = device[0].span(), sb = device[1].span(), sc = device[2].span();
+    }
+    const std::function<void()> kernel = [&] { k(ctx, {sa, sb}, {sc}); };
+    const std::function<void()> op = [&] { add<float>(ctx, sa, sb, sc); };
     struct Timed {
       const char* what;
       const std::function<void()>* f;
@@ -332,7 +403,7 @@ std::vector<std::string> quick_expressions() { return {"silu", "chain3"}; }
 
 ExprSection measure_expressions(const ExprPlan& plan, Progress& progress) {
   ExprSection section;
-  if (plan.expressions.empty() || plan.dtypes.empty() || plan.log2_sizes.empty()) return section;
+  if (plan.expressions.empty() || plan.dtypes.empty()) return section;
   const std::vector<BackendUse> uses = backends_for(plan);
   if (uses.empty()) return section;
   Context scalar(Backend::scalar);
@@ -343,140 +414,170 @@ ExprSection measure_expressions(const ExprPlan& plan, Progress& progress) {
     if (std::find(plan.expressions.begin(), plan.expressions.end(), e.name) != plan.expressions.end())
       entries.push_back(&e);
 
-  // One arena for the section: the cold footprint, or the largest set if that is larger.
-  std::size_t arena_bytes = plan.cold_bytes;
-  for (const Entry* e : entries)
-    for (DType d : plan.dtypes)
-      arena_bytes = std::max(arena_bytes, layout(*e, d, std::size_t(1) << plan.log2_sizes.back(), Cache::warm, 0, 0).set_bytes);
-  const bool any_measured = std::any_of(uses.begin(), uses.end(), [](const BackendUse& u) { return u.not_measured.empty(); });
-  std::unique_ptr<char, void (*)(void*)> arena(nullptr, cpu::host_free);
-  if (any_measured) arena.reset(static_cast<char*>(cpu::host_alloc(arena_bytes)));
-
-  for (DType d : plan.dtypes) {
-    // Operands for every expression of this dtype, over every set any of them uses. dot4
-    // rewrites its c in place, to finite values; the expressions after it in the catalog
-    // read those as they are.
-    if (arena) {
-      std::size_t used = 0;
-      for (const Entry* e : entries)
-        for (int lg : plan.log2_sizes) {
-          const Layout l = layout(*e, d, std::size_t(1) << lg, plan.cold ? Cache::cold : Cache::warm, plan.cold_bytes,
-                                  arena_bytes);
-          used = std::max(used, l.sets * l.set_bytes);
-        }
-      progress.step(std::string("expressions: operands, ") + to_string(d));
-      fill(arena.get(), used / size_of(d), d);
+  // The host first, then the GPU: each with its sizes, its cold footprint, its ceiling,
+  // its peer and one arena (the cold footprint, or the largest set if that is larger).
+  for (Place place : {Place::host, Place::device}) {
+    const std::vector<int>& sizes = place == Place::host ? plan.log2_sizes : plan.device_log2_sizes;
+    const std::size_t cold_bytes = place == Place::host ? plan.cold_bytes : plan.device_cold_bytes;
+    const double ceiling_gbps = place == Place::host ? plan.memory_gbps : plan.device_gbps;
+    const MemorySpace space = space_of(place);
+    std::vector<const BackendUse*> here;
+    for (const BackendUse& u : uses)
+      if (u.place == place) here.push_back(&u);
+    if (here.empty() || sizes.empty()) continue;
+    std::size_t arena_bytes = cold_bytes;
+    for (const Entry* e : entries)
+      for (DType d : plan.dtypes)
+        arena_bytes = std::max(arena_bytes, layout(*e, d, std::size_t(1) << sizes.back(), Cache::warm, 0, 0).set_bytes);
+    const bool any_measured =
+        std::any_of(here.begin(), here.end(), [](const BackendUse* u) { return u->not_measured.empty(); });
+    std::unique_ptr<Arena> arena;
+    if (any_measured) {
+      progress.step(std::string("expressions: arena, ") + to_string(place));
+      arena = std::make_unique<Arena>(place, arena_bytes);
     }
-    for (const Entry* ep : entries) {
-      const Entry& e = *ep;
-      const Kernel kernel = compile({e.build(d)});
-      const int nodes = node_count(kernel);
 
-      std::vector<Method> methods;
-      for (const BackendUse& u : uses) {
-        Method fused;
-        fused.kind = "fused", fused.target = u.name, fused.unavailable = u.not_measured;
-        Context* ctx = u.ctx.get();
-        fused.run = [kernel, ctx, &e](DType dt, std::size_t n, const Arrays& a) { run_kernel(kernel, *ctx, e, dt, n, a); };
-        if (ctx) fused.sync = [ctx] { ctx->synchronize(); };
-        methods.push_back(fused);
-        if (!e.fixed_ops) continue;
-        Method unfused = fused;
-        unfused.kind = "unfused";
-        unfused.run = [ctx, &e](DType dt, std::size_t n, const Arrays& a) {
-          if (dt == DType::f32) run_fixed_ops<float>(*ctx, e, n, a);
-          else run_fixed_ops<double>(*ctx, e, n, a);
-        };
-        methods.push_back(unfused);
-      }
-#if defined(EW_ROOFLINE_CPU_PEERS)
-      if (plan.peers && any_measured) {
-        Method peer;
-        peer.kind = "peer", peer.target = "openmp loop", peer.exact = false;
-        peer.run = [&e](DType dt, std::size_t n, const Arrays& a) {
-          if (!bench::run_expr_peer(e.name, dt, n, a.in, a.out, e.params.data()))
-            throw std::logic_error(std::string("no peer loop for ") + e.name);
-        };
-        methods.push_back(peer);
-      }
-#endif
-
-      for (int lg : plan.log2_sizes) {
-        const std::size_t n = std::size_t(1) << lg;
-        std::map<std::size_t, ExprResult> cold_of;  // by method: reused for warm when cold needed no rotation
-        for (Cache cache : caches(plan)) {
-          const Layout l = layout(e, d, n, cache, plan.cold_bytes, arena_bytes);
-          const bool same_as_cold = cache == Cache::warm && plan.cold &&
-                                    layout(e, d, n, Cache::cold, plan.cold_bytes, arena_bytes).sets == 1;
-          const std::size_t first = section.results.size();
-          for (std::size_t mi = 0; mi < methods.size(); ++mi) {
-            Method& m = methods[mi];
-            ExprResult r;
-            r.expression = e.name, r.formula = e.formula, r.method = m.kind, r.target = m.target;
-            r.fixed_ops = e.fixed_ops ? e.fixed_ops : "";
-            r.dtype = d, r.n = n, r.cache = cache, r.nodes = nodes, r.transcendental = e.transcendental;
-            r.bytes_per_element = e.bytes_per_element(d);
-            if (m.unavailable.empty() && same_as_cold && cold_of.count(mi)) {
-              r = cold_of[mi];
-              r.cache = Cache::warm;
-              section.results.push_back(r);
-              continue;
-            }
-            progress.step("expressions: " + m.target + " " + m.kind + " " + e.name + " " + to_string(d) + " n=2^" +
-                          std::to_string(lg) + " " + to_string(cache));
-            if (m.unavailable.empty()) {
-              try {
-                if (!m.checked) {
-                  const std::size_t vn = std::min(n, verify_elements);
-                  const Arrays a = arrays_of(e, l, arena.get(), 0);
-                  m.verified = d == DType::f32 ? verify_typed<float>(m, e, kernel, scalar, vn, a)
-                                               : verify_typed<double>(m, e, kernel, scalar, vn, a);
-                  m.checked = true;
-                  if (!m.verified) {
-                    progress.clear();
-                    std::fprintf(stderr, "warning: %s %s %s %s n=%zu differs from the scalar backend%s\n",
-                                 m.target.c_str(), m.kind.c_str(), e.name, to_string(d), vn,
-                                 m.exact ? " (not bit-identical)" : " (beyond the tolerance)");
-                  }
-                }
-                r.verified = m.verified;
-                r.seconds = time_method(m, e, d, n, l, arena.get(), plan.reps, batch_seconds);
-                r.gbps = double(r.bytes_per_element) * double(n) / r.seconds.median / 1e9;
-                if (plan.memory_gbps > 0) r.pct_of_measured_ceiling = 100.0 * r.gbps / plan.memory_gbps;
-              } catch (const std::exception& ex) {
-                m.unavailable = ex.what();
-                progress.clear();
-                std::fprintf(stderr, "ew-roofline: %s %s %s %s: not available: %s\n", m.target.c_str(), m.kind.c_str(),
-                             e.name, to_string(d), ex.what());
-              }
-            }
-            if (!m.unavailable.empty()) {
-              r.available = false, r.reason = m.unavailable;
-            } else if (cache == Cache::cold) {
-              cold_of[mi] = r;
-            }
-            section.results.push_back(r);
+    for (DType d : plan.dtypes) {
+      // Operands for every expression of this dtype, over every set any of them uses. dot4
+      // rewrites its c in place, to finite values; the expressions after it in the catalog
+      // read those as they are.
+      if (arena) {
+        std::size_t used = 0;
+        for (const Entry* e : entries)
+          for (int lg : sizes) {
+            const Layout l =
+                layout(*e, d, std::size_t(1) << lg, plan.cold ? Cache::cold : Cache::warm, cold_bytes, arena_bytes);
+            used = std::max(used, l.sets * l.set_bytes);
           }
-          // Same-run ratios at this point.
-          const ExprResult* peer = nullptr;
-          for (std::size_t i = first; i < section.results.size(); ++i)
-            if (section.results[i].method == "peer" && section.results[i].available) peer = &section.results[i];
-          for (std::size_t i = first; i < section.results.size(); ++i) {
-            ExprResult& x = section.results[i];
-            if (!x.available || x.method == "peer") continue;
-            if (peer && peer->gbps > 0) x.ratio_to_peer = x.gbps / peer->gbps;
-            if (x.method != "fused") continue;
-            for (std::size_t j = first; j < section.results.size(); ++j) {
-              const ExprResult& u = section.results[j];
-              if (u.method == "unfused" && u.target == x.target && u.available && u.gbps > 0)
-                x.ratio_to_unfused = x.gbps / u.gbps;
+        progress.step(std::string("expressions: operands, ") + to_string(place) + " " + to_string(d));
+        arena->fill_values(used / size_of(d), d);
+      }
+      for (const Entry* ep : entries) {
+        const Entry& e = *ep;
+        const Kernel kernel = compile({e.build(d)});
+        const int nodes = node_count(kernel);
+
+        std::vector<Method> methods;
+        for (const BackendUse* u : here) {
+          Method fused;
+          fused.kind = "fused", fused.target = u->name, fused.unavailable = u->not_measured;
+          fused.place = place, fused.events = u->events;
+          Context* ctx = u->ctx.get();
+          fused.run = [kernel, ctx, &e, space](DType dt, std::size_t n, const Arrays& a) {
+            run_kernel(kernel, *ctx, e, dt, n, a, space);
+          };
+          if (ctx) fused.sync = [ctx] { ctx->synchronize(); };
+          methods.push_back(fused);
+          if (!e.fixed_ops) continue;
+          Method unfused = fused;
+          unfused.kind = "unfused";
+          unfused.run = [ctx, &e, space](DType dt, std::size_t n, const Arrays& a) {
+            if (dt == DType::f32) run_fixed_ops<float>(*ctx, e, n, a, space);
+            else run_fixed_ops<double>(*ctx, e, n, a, space);
+          };
+          methods.push_back(unfused);
+        }
+        if (plan.peers && any_measured && place == Place::host) {
+#if defined(EW_ROOFLINE_CPU_PEERS)
+          Method peer;
+          peer.kind = "peer", peer.target = "openmp loop", peer.exact = false;
+          peer.run = [&e](DType dt, std::size_t n, const Arrays& a) {
+            if (!bench::run_expr_peer(e.name, dt, n, a.in, a.out, e.params.data()))
+              throw std::logic_error(std::string("no peer loop for ") + e.name);
+          };
+          methods.push_back(peer);
+#endif
+        }
+        if (plan.peers && any_measured && place == Place::device) {
+#if defined(EW_ROOFLINE_CUDA_PEERS)
+          // The hand-written fused kernel: its functor calls the library's arithmetic kit,
+          // so it must give the scalar backend's bits too.
+          Method peer;
+          peer.kind = "peer", peer.target = "cub::DeviceTransform", peer.place = place, peer.events = true;
+          peer.run = [&e](DType dt, std::size_t n, const Arrays& a) {
+            if (!bench::run_cuda_expr_peer(e.name, dt, n, a.in, a.out, e.params.data(), gpu::stream()))
+              throw std::logic_error(std::string("no cub functor for ") + e.name);
+          };
+          methods.push_back(peer);
+#endif
+        }
+
+        for (int lg : sizes) {
+          const std::size_t n = std::size_t(1) << lg;
+          std::map<std::size_t, ExprResult> cold_of;  // by method: reused for warm when cold needed no rotation
+          for (Cache cache : caches(plan)) {
+            const Layout l = layout(e, d, n, cache, cold_bytes, arena_bytes);
+            const bool same_as_cold = cache == Cache::warm && plan.cold &&
+                                      layout(e, d, n, Cache::cold, cold_bytes, arena_bytes).sets == 1;
+            const std::size_t first = section.results.size();
+            for (std::size_t mi = 0; mi < methods.size(); ++mi) {
+              Method& m = methods[mi];
+              ExprResult r;
+              r.expression = e.name, r.formula = e.formula, r.method = m.kind, r.target = m.target;
+              r.fixed_ops = e.fixed_ops ? e.fixed_ops : "";
+              r.place = place, r.dtype = d, r.n = n, r.cache = cache, r.nodes = nodes, r.transcendental = e.transcendental;
+              r.bytes_per_element = e.bytes_per_element(d);
+              if (m.unavailable.empty() && same_as_cold && cold_of.count(mi)) {
+                r = cold_of[mi];
+                r.cache = Cache::warm;
+                section.results.push_back(r);
+                continue;
+              }
+              progress.step("expressions: " + m.target + " " + m.kind + " " + e.name + " " + to_string(d) + " n=2^" +
+                            std::to_string(lg) + " " + to_string(cache));
+              if (m.unavailable.empty()) {
+                try {
+                  if (!m.checked) {
+                    const std::size_t vn = std::min(n, verify_elements);
+                    const Arrays a = arrays_of(e, l, arena->base, 0);
+                    m.verified = d == DType::f32 ? verify_typed<float>(m, e, kernel, scalar, vn, a, *arena)
+                                                 : verify_typed<double>(m, e, kernel, scalar, vn, a, *arena);
+                    m.checked = true;
+                    if (!m.verified) {
+                      progress.clear();
+                      std::fprintf(stderr, "warning: %s %s %s %s n=%zu differs from the scalar backend%s\n",
+                                   m.target.c_str(), m.kind.c_str(), e.name, to_string(d), vn,
+                                   m.exact ? " (not bit-identical)" : " (beyond the tolerance)");
+                    }
+                  }
+                  r.verified = m.verified;
+                  r.seconds = time_method(m, e, d, n, l, arena->base, plan.reps, batch_seconds);
+                  r.gbps = double(r.bytes_per_element) * double(n) / r.seconds.median / 1e9;
+                  if (ceiling_gbps > 0) r.pct_of_measured_ceiling = 100.0 * r.gbps / ceiling_gbps;
+                } catch (const std::exception& ex) {
+                  m.unavailable = ex.what();
+                  progress.clear();
+                  std::fprintf(stderr, "ew-roofline: %s %s %s %s: not available: %s\n", m.target.c_str(), m.kind.c_str(),
+                               e.name, to_string(d), ex.what());
+                }
+              }
+              if (!m.unavailable.empty()) {
+                r.available = false, r.reason = m.unavailable;
+              } else if (cache == Cache::cold) {
+                cold_of[mi] = r;
+              }
+              section.results.push_back(r);
+            }
+            // Same-run ratios at this point.
+            const ExprResult* peer = nullptr;
+            for (std::size_t i = first; i < section.results.size(); ++i)
+              if (section.results[i].method == "peer" && section.results[i].available) peer = &section.results[i];
+            for (std::size_t i = first; i < section.results.size(); ++i) {
+              ExprResult& x = section.results[i];
+              if (!x.available || x.method == "peer") continue;
+              if (peer && peer->gbps > 0) x.ratio_to_peer = x.gbps / peer->gbps;
+              if (x.method != "fused") continue;
+              for (std::size_t j = first; j < section.results.size(); ++j) {
+                const ExprResult& u = section.results[j];
+                if (u.method == "unfused" && u.target == x.target && u.available && u.gbps > 0)
+                  x.ratio_to_unfused = x.gbps / u.gbps;
+              }
             }
           }
         }
       }
     }
   }
-  arena.reset();
   progress.step("expressions: call cost on 16 elements");
   section.call_costs = call_costs(uses, plan.reps, batch_seconds);
   return section;
@@ -508,7 +609,8 @@ void print_expressions(const Report& r, std::FILE* out) {
   if (r.expressions.empty() && r.expression_call_costs.empty()) return;
   std::fprintf(out,
                "\nexpressions: fused = one compiled ew::Kernel; unfused = the fixed ops through temporaries;\n"
-               "peer = an OpenMP loop of the formula (-O3 -march=native; exp from libm). GB/s count the distinct\n"
+               "peer = an OpenMP loop of the formula (-O3 -march=native; exp from libm), on a GPU\n"
+               "cub::DeviceTransform with the formula as a functor compiled ahead of time. GB/s count the distinct\n"
                "inputs read once plus the output written once, alike for all three (ratios are ratios of time).\n");
   std::vector<std::string> listed;
   for (const ExprResult& x : r.expressions) {
@@ -534,7 +636,8 @@ void print_expressions(const Report& r, std::FILE* out) {
     }
     const ExprResult *unfused = nullptr, *peer = nullptr;
     for (const ExprResult& y : r.expressions) {
-      if (y.expression != x.expression || y.dtype != x.dtype || y.n != x.n || y.cache != x.cache) continue;
+      if (y.expression != x.expression || y.place != x.place || y.dtype != x.dtype || y.n != x.n || y.cache != x.cache)
+        continue;
       if (y.method == "unfused" && y.target == x.target) unfused = &y;
       if (y.method == "peer") peer = &y;
     }
@@ -586,21 +689,25 @@ std::string esc(const std::string& s) {
 std::string color_of(const std::string& target) {
   static const std::map<std::string, std::string> colors = {{"highway", "#1f77b4"}, {"kokkos", "#9467bd"},
                                                             {"scalar", "#7f7f7f"},  {"cuda", "#d62728"},
-                                                            {"openmp loop", "#e377c2"}};
+                                                            {"openmp loop", "#e377c2"},
+                                                            {"cub::DeviceTransform", "#2ca02c"}};
   auto it = colors.find(target);
   return it != colors.end() ? it->second : "#8c564b";
 }
 
-}  // namespace
-
-// A bar chart at the largest size measured (cold where measured): per expression and
-// dtype, the fused bar of each backend, its unfused bar (pale), and the peer (hollow).
-std::string expressions_svg(const Report& r, double y0, double width, double& height) {
+// A bar chart of one place at its largest size measured (cold where measured): per
+// expression and dtype, the fused bar of each backend, its unfused bar (pale), and the
+// peer (hollow).
+std::string expressions_panel(const Report& r, Place place, double y0, double width, double& height) {
   height = 0;
   std::size_t n = 0;
   bool any_cold = false;
+  std::string peer_name;
   for (const ExprResult& x : r.expressions)
-    if (x.available) n = std::max(n, x.n), any_cold = any_cold || x.cache == Cache::cold;
+    if (x.available && x.place == place) {
+      n = std::max(n, x.n), any_cold = any_cold || x.cache == Cache::cold;
+      if (x.method == "peer") peer_name = x.target;
+    }
   if (n == 0) return "";
   const Cache shown = any_cold ? Cache::cold : Cache::warm;
   struct Group {
@@ -615,14 +722,16 @@ std::string expressions_svg(const Report& r, double y0, double width, double& he
       Group g{name + " " + to_string(d), {}};
       // Each backend's fused and unfused bars side by side, the peer last.
       for (const ExprResult& x : r.expressions)
-        if (x.method == "fused" && x.available && std::find(backends.begin(), backends.end(), x.target) == backends.end())
+        if (x.method == "fused" && x.available && x.place == place &&
+            std::find(backends.begin(), backends.end(), x.target) == backends.end())
           backends.push_back(x.target);
       std::vector<std::pair<std::string, std::string>> order;  // (method, target)
       for (const std::string& b : backends) order.push_back({"fused", b}), order.push_back({"unfused", b});
       order.push_back({"peer", ""});
       for (const auto& [method, target] : order)
         for (const ExprResult& x : r.expressions)
-          if (x.expression == name && x.dtype == d && x.n == n && x.cache == shown && x.method == method &&
+          if (x.expression == name && x.place == place && x.dtype == d && x.n == n && x.cache == shown &&
+              x.method == method &&
               (method == "peer" || x.target == target) && x.available) {
             g.bars.push_back(&x);
             top = std::max(top, x.gbps);
@@ -630,8 +739,8 @@ std::string expressions_svg(const Report& r, double y0, double width, double& he
       if (!g.bars.empty()) groups.push_back(std::move(g));
     }
   if (groups.empty()) return "";
-  const Ceilings* cpu = r.ceilings_of(Place::host);
-  if (cpu && cpu->memory_gbps > 0) top = std::max(top, cpu->memory_gbps);
+  const Ceilings* ceiling = r.ceilings_of(place);
+  if (ceiling && ceiling->memory_gbps > 0) top = std::max(top, ceiling->memory_gbps);
   top *= 1.12;
 
   height = 360;
@@ -639,8 +748,8 @@ std::string expressions_svg(const Report& r, double y0, double width, double& he
   auto py = [&](double v) { return fy + fh - fh * v / top; };
   std::ostringstream s;
   s << "<text x='" << x0 << "' y='" << y0 + 22 << "' font-size='15'>"
-    << esc("Expressions at n = " + pretty_n(n) + " (" + to_string(shown) +
-           "): fused Kernel, the fixed ops unfused, the OpenMP loop")
+    << esc("Expressions at n = " + pretty_n(n) + " on the " + to_string(place) + " (" + to_string(shown) +
+           "): fused Kernel, the fixed ops unfused, " + (peer_name.empty() ? "no peer" : peer_name))
     << "</text>\n";
   s << "<rect x='" << x0 << "' y='" << fy << "' width='" << fw << "' height='" << fh << "' fill='white' stroke='#444'/>\n";
   const double step = top > 200 ? 50 : top > 80 ? 20 : top > 40 ? 10 : top > 16 ? 5 : top > 8 ? 2 : 1;
@@ -650,10 +759,11 @@ std::string expressions_svg(const Report& r, double y0, double width, double& he
       << v << "</text>\n";
   s << "<text transform='translate(" << x0 - 44 << "," << fy + fh / 2
     << ") rotate(-90)' text-anchor='middle' font-size='12'>GB/s (distinct inputs + output)</text>\n";
-  if (cpu && cpu->memory_gbps > 0)
-    s << "<line x1='" << x0 << "' y1='" << py(cpu->memory_gbps) << "' x2='" << x0 + fw << "' y2='" << py(cpu->memory_gbps)
-      << "' stroke='#1f4e79' stroke-dasharray='6,4'/>\n<text x='" << x0 + 4 << "' y='" << py(cpu->memory_gbps) - 4
-      << "' font-size='10' fill='#1f4e79'>cpu memory ceiling " << fixed(cpu->memory_gbps, 1) << " GB/s</text>\n";
+  if (ceiling && ceiling->memory_gbps > 0)
+    s << "<line x1='" << x0 << "' y1='" << py(ceiling->memory_gbps) << "' x2='" << x0 + fw << "' y2='"
+      << py(ceiling->memory_gbps) << "' stroke='#1f4e79' stroke-dasharray='6,4'/>\n<text x='" << x0 + 4 << "' y='"
+      << py(ceiling->memory_gbps) - 4 << "' font-size='10' fill='#1f4e79'>" << to_string(place) << " memory ceiling "
+      << fixed(ceiling->memory_gbps, 1) << " GB/s</text>\n";
 
   const double group_w = fw / double(groups.size());
   for (std::size_t gi = 0; gi < groups.size(); ++gi) {
@@ -690,11 +800,25 @@ std::string expressions_svg(const Report& r, double y0, double width, double& he
     legend(color_of(b), false, false, b + ": fused Kernel");
     legend(color_of(b), false, true, b + ": fixed ops, unfused");
   }
-  legend(color_of("openmp loop"), true, false, "peer: OpenMP loop");
+  if (!peer_name.empty()) legend(color_of(peer_name), true, false, "peer: " + peer_name);
   s << "<text x='" << lx << "' y='" << ly + 6 << "' font-size='10' fill='#555'>number over a fused bar:</text>\n"
-    << "<text x='" << lx << "' y='" << ly + 19 << "' font-size='10' fill='#555'>its speed / the OpenMP loop's</text>\n"
+    << "<text x='" << lx << "' y='" << ly + 19 << "' font-size='10' fill='#555'>its speed / the peer's</text>\n"
     << "<text x='" << lx << "' y='" << ly + 32 << "' font-size='10' fill='#555'>no pale bar: no fixed-op sequence</text>\n";
   return s.str();
+}
+
+}  // namespace
+
+// One panel per place measured, the host's first.
+std::string expressions_svg(const Report& r, double y0, double width, double& height) {
+  height = 0;
+  std::string svg;
+  for (Place place : {Place::host, Place::device}) {
+    double h = 0;
+    svg += expressions_panel(r, place, y0 + height, width, h);
+    height += h;
+  }
+  return svg;
 }
 
 }  // namespace ew::roofline

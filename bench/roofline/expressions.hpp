@@ -1,10 +1,13 @@
 #pragma once
-// The expressions section of ew-roofline (issue 11): a fixed set of user formulas, each
-// timed three ways on the same operands, interleaved point by point:
-//   fused    one compiled ew::Kernel, on every CPU backend measured;
+// The expressions section of ew-roofline (issues 11 and 12): a fixed set of user formulas,
+// each timed three ways on the same operands, interleaved point by point:
+//   fused    one compiled ew::Kernel, on every backend measured (on a GPU: cuda's kernel
+//            generated at run time, kokkos's evaluator);
 //   unfused  the same work with the fixed ops through temporaries, where such a
 //            sequence exists (dot4, chain3), on the same backend;
-//   peer     an OpenMP loop of the same formula (bench/cpu/expr_peers.cpp).
+//   peer     on the host an OpenMP loop of the same formula (bench/cpu/expr_peers.cpp); on
+//            a GPU cub::DeviceTransform with the formula as a functor compiled ahead of time
+//            (bench/cuda/expr_peers.cu), the hand-written fused kernel.
 // Bandwidth counts the distinct inputs read once plus the outputs written once, for all
 // three, so every ratio of GB/s is a ratio of times. Also: the cost of one Kernel call on
 // 16 elements next to the fixed op add's.
@@ -55,13 +58,14 @@ struct ExprPlan {
   std::vector<Backend> backends;  // as --backends (empty: every usable one; --quick: not scalar where another runs)
   std::vector<std::string> expressions;  // names, in the catalog's order
   std::vector<DType> dtypes;
-  std::vector<int> log2_sizes;
+  std::vector<int> log2_sizes;         // backends whose memory is on the host
+  std::vector<int> device_log2_sizes;  // backends whose memory is on the GPU
   bool cold = true, warm = true;
   bool peers = true;
   bool quick = false;
   int reps = 7;
-  std::size_t cold_bytes = 0;  // rotation footprint for cold runs
-  double memory_gbps = 0;      // the CPU's measured ceiling, for percentages (0: unknown)
+  std::size_t cold_bytes = 0, device_cold_bytes = 0;  // rotation footprints for cold runs
+  double memory_gbps = 0, device_gbps = 0;  // the measured memory ceilings, for percentages (0: unknown)
 };
 
 struct ExprSection {

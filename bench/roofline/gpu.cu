@@ -229,6 +229,11 @@ void to_host(void* dst, const void* src, std::size_t bytes) {
   synchronize();
 }
 
+void to_device(void* dst, const void* src, std::size_t bytes) {
+  check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, bench_stream()), "cudaMemcpy to device");
+  synchronize();
+}
+
 void* stream() { return bench_stream(); }
 
 void synchronize() { check(cudaStreamSynchronize(bench_stream()), "cudaStreamSynchronize"); }

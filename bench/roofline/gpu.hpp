@@ -29,6 +29,7 @@ void release(void* p) noexcept;
 // Values in [1, 2), the same hash as cpu::host_fill.
 void fill(void* p, std::size_t n, DType dtype, unsigned seed);
 void to_host(void* dst, const void* src, std::size_t bytes);
+void to_device(void* dst, const void* src, std::size_t bytes);
 
 // The stream every GPU measurement runs on (borrowed by the library's contexts and
 // handed to the peers), so that events around a batch time exactly that batch.

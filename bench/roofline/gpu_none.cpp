@@ -18,6 +18,7 @@ void* allocate(std::size_t) { throw std::bad_alloc(); }
 void release(void*) noexcept {}
 void fill(void*, std::size_t, DType, unsigned) {}
 void to_host(void*, const void*, std::size_t) {}
+void to_device(void*, const void*, std::size_t) {}
 void* stream() { return nullptr; }
 void synchronize() {}
 double time_on_stream(const std::function<void()>& body) {

@@ -114,9 +114,13 @@ int run(const Options& o) {
     ep.dtypes = !o.dtypes.empty() ? o.dtypes : o.quick ? std::vector<ew::DType>{ew::DType::f32} : plan.dtypes;
     // --quick: 2^22, the smallest size of issue 11's goals, cheap even for a single-threaded backend.
     ep.log2_sizes = !o.sizes_log2.empty() ? o.sizes_log2 : o.quick ? std::vector<int>{22} : plan.host_log2;
+    // On a GPU, --quick: a launch-bound size, a mid size and a large one (issue 12's goals
+    // differ between 2^20..2^22 and 2^24..2^28).
+    ep.device_log2_sizes = !o.sizes_log2.empty() ? o.sizes_log2 : o.quick ? std::vector<int>{20, 24, 28} : plan.device_log2;
     ep.cold = plan.cold, ep.warm = plan.warm, ep.peers = o.peers, ep.quick = o.quick, ep.reps = r.reps;
-    ep.cold_bytes = plan.host_cold_bytes;
+    ep.cold_bytes = plan.host_cold_bytes, ep.device_cold_bytes = plan.device_cold_bytes;
     if (const Ceilings* c = r.ceilings_of(Place::host)) ep.memory_gbps = c->memory_gbps;
+    if (const Ceilings* c = r.ceilings_of(Place::device)) ep.device_gbps = c->memory_gbps;
     ExprSection section = measure_expressions(ep, progress);
     r.expressions = std::move(section.results);
     r.expression_call_costs = std::move(section.call_costs);
