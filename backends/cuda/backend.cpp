@@ -261,20 +261,7 @@ Probe probe() {
 
 std::unique_ptr<BackendImpl> create(const ContextOptions& options) { return std::make_unique<CudaBackend>(options); }
 
-// Cheap, and never leaves an error behind for the next CUDA call to find.
-MemorySpace classify(const void* p) {
-  cudaPointerAttributes attr{};
-  if (cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
-    cudaGetLastError();
-    return MemorySpace::host;
-  }
-  switch (attr.type) {
-    case cudaMemoryTypeHost: return MemorySpace::pinned;
-    case cudaMemoryTypeDevice: return MemorySpace::device;
-    case cudaMemoryTypeManaged: return MemorySpace::managed;
-    default: return MemorySpace::host;
-  }
-}
+MemorySpace classify(const void* p) { return cuda::memory_space_of(p); }  // memory.hpp
 
 }  // namespace
 

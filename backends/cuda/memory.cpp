@@ -8,11 +8,50 @@
 #include <emmintrin.h>
 #endif
 
+#include <cuda.h>  // the driver's types only: its functions come from cudaGetDriverEntryPoint*
+
 #include "cuda_error.hpp"
 
 namespace ew::detail::cuda {
 
 namespace {
+
+using PointerGetAttributes = CUresult(CUDAAPI*)(unsigned int, CUpointer_attribute*, void**, CUdeviceptr);
+
+// The driver's cuPointerGetAttributes, or null where the runtime cannot hand it out.
+PointerGetAttributes pointer_get_attributes() noexcept {
+  static const PointerGetAttributes fn = []() -> PointerGetAttributes {
+    void* f = nullptr;
+    cudaDriverEntryPointQueryResult found{};
+#if CUDART_VERSION >= 12050
+    // Its ABI is the same since CUDA 7 (PFN_cuPointerGetAttributes_v7000).
+    const cudaError_t e = cudaGetDriverEntryPointByVersion("cuPointerGetAttributes", &f, 12000, cudaEnableDefault, &found);
+#else
+    const cudaError_t e = cudaGetDriverEntryPoint("cuPointerGetAttributes", &f, cudaEnableDefault, &found);
+#endif
+    if (e != cudaSuccess || found != cudaDriverEntryPointSuccess || !f) {
+      cudaGetLastError();
+      return nullptr;
+    }
+    return reinterpret_cast<PointerGetAttributes>(f);
+  }();
+  return fn;
+}
+
+MemorySpace memory_space_from_runtime(const void* p) noexcept {
+  cudaPointerAttributes attr{};
+  if (cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
+    cudaGetLastError();
+    return MemorySpace::host;
+  }
+  switch (attr.type) {
+    case cudaMemoryTypeHost: return MemorySpace::pinned;
+    case cudaMemoryTypeDevice: return MemorySpace::device;
+    case cudaMemoryTypeManaged: return MemorySpace::managed;
+    default: return MemorySpace::host;
+  }
+}
+
 // Size classes: multiples of 512 bytes up to 1 MiB, then of 1 MiB, so that nearby
 // sizes share blocks and a block wastes little.
 std::size_t size_class(std::size_t bytes) {
@@ -54,6 +93,23 @@ void fence_streaming_stores() {
 #endif
 }
 }  // namespace
+
+MemorySpace memory_space_of(const void* p) noexcept {
+  if (const PointerGetAttributes query = pointer_get_attributes()) {
+    // Zeroed 8-byte slots: the driver writes a 4-byte enum and a boolean into them.
+    unsigned long long type = 0, managed = 0;
+    CUpointer_attribute attributes[2] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED};
+    void* data[2] = {&type, &managed};
+    // Memory CUDA does not know is no error here: both stay zero.
+    if (query(2, attributes, data, reinterpret_cast<CUdeviceptr>(p)) == CUDA_SUCCESS) {
+      if (managed != 0) return MemorySpace::managed;
+      if (type == CU_MEMORYTYPE_DEVICE) return MemorySpace::device;
+      if (type == CU_MEMORYTYPE_HOST) return MemorySpace::pinned;
+      return MemorySpace::host;
+    }
+  }
+  return memory_space_from_runtime(p);  // what the runtime says, at the runtime's cost
+}
 
 void* CachingAllocator::allocate(std::size_t bytes) {
   if (bytes == 0) return nullptr;

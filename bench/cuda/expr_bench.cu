@@ -8,7 +8,12 @@
 // at 2^10..2^28 elements, device memory, one stream; then the first-compile time, the
 // disk-cache hit time (each in a fresh process) and the per-call cost of a cached
 // expression against the same fixed op.
+// Last, the cost of an untagged operand (MemorySpace::unknown, which the backend classifies
+// with the driver on every call) against one tagged device, on ew::add and on the expression
+// a+b at 2^10, with the raw cost of the driver's and the runtime's pointer queries beside it.
 // Usage: ew-cuda-expr-bench [--sizes FIRST:LAST] [--reps N] [--csv FILE]
+//        ew-cuda-expr-bench --call-cost   (only the call costs: per call, host side)
+#include <cuda.h>  // the driver's types only: its function comes from cudaGetDriverEntryPoint*
 #include <cuda_runtime.h>
 #include <unistd.h>
 
@@ -18,6 +23,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <cub/device/device_transform.cuh>
+#include <functional>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -178,11 +184,97 @@ double run_child(const std::string& self, const std::string& dir, const std::str
   return ms;
 }
 
+// Seconds a call, best of 7 rounds of `calls` back-to-back calls (then one synchronize).
+template <class F>
+double per_call_us(ew::Context& gpu, F&& f, int calls = 20000) {
+  f();
+  gpu.synchronize();
+  double best = 1e30;
+  for (int round = 0; round < 7; ++round) {
+    const Clock::time_point t = Clock::now();
+    for (int k = 0; k < calls; ++k) f();
+    gpu.synchronize();
+    best = std::min(best, ms_since(t) * 1000 / calls);
+  }
+  return best;
+}
+
+// The extra cost of untagged operands, measured in the same run: every variant in turn,
+// three times over, the best of each kept.
+void pointer_check_cost(ew::Context& gpu) {
+  const std::size_t n = 1024;
+  ew::Buffer<float> a(gpu, n), b(gpu, n), c(gpu, n);
+  fill_random(gpu, a, 5), fill_random(gpu, b, 6);
+  const ew::Span<const float> ta = a.span(), tb = b.span();
+  const ew::Span<float> tc = c.span();
+  const ew::Span<const float> ua(a.data(), n), ub(b.data(), n);  // MemorySpace::unknown
+  const ew::Span<float> uc(c.data(), n);
+  const ew::Kernel add = ew::compile({ew::input<float>(0) + ew::input<float>(1)});
+
+  using Query = CUresult(CUDAAPI*)(unsigned int, CUpointer_attribute*, void**, CUdeviceptr);
+  void* entry = nullptr;
+  cudaDriverEntryPointQueryResult found{};
+#if CUDART_VERSION >= 12050
+  check(cudaGetDriverEntryPointByVersion("cuPointerGetAttributes", &entry, 12000, cudaEnableDefault, &found),
+        "cudaGetDriverEntryPointByVersion");
+#else
+  check(cudaGetDriverEntryPoint("cuPointerGetAttributes", &entry, cudaEnableDefault, &found), "cudaGetDriverEntryPoint");
+#endif
+  const Query driver_query = found == cudaDriverEntryPointSuccess ? reinterpret_cast<Query>(entry) : nullptr;
+  const void* const pointers[3] = {a.data(), b.data(), c.data()};
+  volatile unsigned sink = 0;
+  auto three_driver_queries = [&] {
+    for (const void* p : pointers) {
+      unsigned long long type = 0, managed = 0;
+      CUpointer_attribute attributes[2] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED};
+      void* data[2] = {&type, &managed};
+      if (driver_query) driver_query(2, attributes, data, reinterpret_cast<CUdeviceptr>(p));
+      sink = sink + unsigned(type + managed);
+    }
+  };
+  auto three_runtime_queries = [&] {
+    for (const void* p : pointers) {
+      cudaPointerAttributes attr{};
+      cudaPointerGetAttributes(&attr, p);
+      sink = sink + unsigned(attr.type);
+    }
+  };
+
+  struct Variant {
+    const char* what;
+    std::function<void()> call;
+    double best = 1e30;
+  };
+  std::vector<Variant> variants = {
+      {"ew::add (device spans)", [&] { ew::add<float>(gpu, ta, tb, tc); }},
+      {"ew::add (unknown spans)", [&] { ew::add<float>(gpu, ua, ub, uc); }},
+      {"expression a+b (device spans)", [&] { add(gpu, {ta, tb}, {tc}); }},
+      {"expression a+b (unknown spans)", [&] { add(gpu, {ua, ub}, {uc}); }},
+      {"3 x cuPointerGetAttributes (2 attributes)", three_driver_queries},
+      {"3 x cudaPointerGetAttributes", three_runtime_queries},
+  };
+  for (int pass = 0; pass < 3; ++pass)
+    for (Variant& v : variants) v.best = std::min(v.best, per_call_us(gpu, v.call));
+  std::printf("\nper call, 2^10 floats, host side (best of 3 x 7 rounds of 20000 back-to-back calls):\n");
+  for (const Variant& v : variants) std::printf("  %-44s %8.3f us\n", v.what, v.best);
+  std::printf("  unknown - device: ew::add %+.3f us, expression %+.3f us (goal: under +0.150 us)%s\n",
+              variants[1].best - variants[0].best, variants[3].best - variants[2].best,
+              driver_query ? "" : "  (cuPointerGetAttributes unavailable: the runtime's query is used)");
+  if (csv) {
+    for (const Variant& v : variants) std::fprintf(csv, "call_cost,f32,10,%s,%.4f,,\n", v.what, v.best);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   try {
     if (argc == 3 && std::string(argv[1]) == "--first-call") return first_call_child(argv[2]);
+    if (argc == 2 && std::string(argv[1]) == "--call-cost") {
+      ew::Context gpu(ew::Backend::cuda);
+      pointer_check_cost(gpu);
+      return 0;
+    }
     int first = 10, last = 28, reps = 200;
     std::string csv_path;
     for (int i = 1; i < argc; ++i) {
@@ -191,7 +283,7 @@ int main(int argc, char** argv) {
       else if (a == "--reps" && i + 1 < argc) reps = std::atoi(argv[++i]);
       else if (a == "--csv" && i + 1 < argc) csv_path = argv[++i];
       else {
-        std::fprintf(stderr, "usage: ew-cuda-expr-bench [--sizes FIRST:LAST] [--reps N] [--csv FILE]\n");
+        std::fprintf(stderr, "usage: ew-cuda-expr-bench [--sizes FIRST:LAST] [--reps N] [--csv FILE] | --call-cost\n");
         return 2;
       }
     }
@@ -258,8 +350,9 @@ int main(int argc, char** argv) {
     if (csv) {
       std::fprintf(csv, "call_cost,f32,10,ew::add,%.4f,,\n", op);
       std::fprintf(csv, "call_cost,f32,10,expression,%.4f,,\n", ex);
-      std::fclose(csv);
     }
+    pointer_check_cost(gpu);
+    if (csv) std::fclose(csv);
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ew-cuda-expr-bench: %s\n", e.what());
