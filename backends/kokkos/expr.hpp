@@ -1,8 +1,9 @@
 #pragma once
-// Expressions on Kokkos host spaces: a parallel_for over L1-sized blocks, each block
+// Expressions on Kokkos. Host spaces: a parallel_for over L1-sized blocks, each block
 // evaluated instruction by instruction (ew_internal/block_eval.hpp), so that the bits
-// are the scalar reference's and intermediates stay in cache. Device spaces need their
-// own evaluator (a program walked per element in registers), which is not built yet.
+// are the scalar reference's and intermediates stay in cache. Device spaces (Cuda): the
+// program walked per element with a short register file per thread (expr_device.hpp),
+// asynchronous on the context's instance like the ops.
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
@@ -10,6 +11,7 @@
 
 #include "ew/error.hpp"
 #include "ew_internal/block_eval.hpp"
+#include "expr_device.hpp"
 
 namespace ew::detail::kokkos {
 
@@ -17,9 +19,7 @@ template <class Exec>
 void run_expr(const Exec& exec, const ExprCall& call) {
   constexpr bool on_host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Exec::memory_space>::accessible;
   if constexpr (!on_host) {
-    throw Error(Errc::backend_unavailable, std::string("Kokkos ") + Exec::name() +
-                                               " runs on a GPU, where this backend does not evaluate expressions "
-                                               "yet; use the highway or scalar backend");
+    run_expr_per_element(exec, call);
   } else {
     constexpr int block = 128;
     const std::int64_t blocks = static_cast<std::int64_t>((call.n + block - 1) / block);
