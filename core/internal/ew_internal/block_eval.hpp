@@ -37,14 +37,26 @@ inline void select(T* r, const C* c, const T* a, const T* b, std::size_t count) 
   for (std::size_t j = 0; j < count; ++j) r[j] = c[j] != C(0) ? a[j] : b[j];
 }
 
+// One instruction over the block, the opcode a constant: apply_instr's switch folds away
+// and the loop body is that one operation (max, exp, ...), which the compiler inlines and
+// can vectorize. A switch inside the loop was evaluated per element (kokkos relu
+// 3.1 GB/s, silu 0.34 on one core of the 2-core VM).
+template <Opcode op, class T>
+inline void loop(T* r, const T* a, const T* b, const T* c, std::size_t count) {
+  for (std::size_t j = 0; j < count; ++j) r[j] = apply_instr<T>(op, a[j], b[j], c[j]);
+}
+
 template <class T>
 inline void apply(Opcode op, T* r, const T* a, const T* b, const T* c, std::size_t count) {
-  switch (op) {  // the common arithmetic as plain loops; the rest through the reference
-    case Opcode::add: for (std::size_t j = 0; j < count; ++j) r[j] = a[j] + b[j]; break;
-    case Opcode::sub: for (std::size_t j = 0; j < count; ++j) r[j] = a[j] - b[j]; break;
-    case Opcode::mul: for (std::size_t j = 0; j < count; ++j) r[j] = a[j] * b[j]; break;
-    case Opcode::div: for (std::size_t j = 0; j < count; ++j) r[j] = a[j] / b[j]; break;
-    case Opcode::neg: for (std::size_t j = 0; j < count; ++j) r[j] = -a[j]; break;
+  switch (op) {
+#define EW_BLOCK_CASE(name) \
+  case Opcode::name: return loop<Opcode::name, T>(r, a, b, c, count);
+    EW_BLOCK_CASE(neg) EW_BLOCK_CASE(abs) EW_BLOCK_CASE(sqrt) EW_BLOCK_CASE(floor) EW_BLOCK_CASE(ceil)
+    EW_BLOCK_CASE(trunc) EW_BLOCK_CASE(round) EW_BLOCK_CASE(exp) EW_BLOCK_CASE(log) EW_BLOCK_CASE(tanh)
+    EW_BLOCK_CASE(sigmoid) EW_BLOCK_CASE(add) EW_BLOCK_CASE(sub) EW_BLOCK_CASE(mul) EW_BLOCK_CASE(div)
+    EW_BLOCK_CASE(min) EW_BLOCK_CASE(max) EW_BLOCK_CASE(lt) EW_BLOCK_CASE(le) EW_BLOCK_CASE(gt)
+    EW_BLOCK_CASE(ge) EW_BLOCK_CASE(eq) EW_BLOCK_CASE(ne) EW_BLOCK_CASE(fma)
+#undef EW_BLOCK_CASE
     default: for (std::size_t j = 0; j < count; ++j) r[j] = apply_instr<T>(op, a[j], b[j], c[j]);
   }
 }
