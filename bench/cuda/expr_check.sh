@@ -5,9 +5,15 @@
 # scalar backend, ew_cuda_expr_tests, the missing-NVRTC case), compute-sanitizer memcheck
 # and racecheck on a filtered run, then ew-cuda-expr-bench (generated kernels against
 # cub::DeviceTransform with the same functor, the unfused fixed ops and ew::add at
-# 2^10..2^28; first-compile, disk-cache and per-call times). Logs go to $OUT (default ./out).
+# 2^10..2^28; first-compile, disk-cache and per-call times; the cost of untagged operands,
+# `--call-cost`, also run alone with --no-bench) and ew-roofline's expressions section on
+# cuda (fused, unfused, cub peer; JSON and SVG). Logs go to $OUT (default ./out).
+# With KOKKOS_ROOT=<a CUDA-enabled Kokkos install> (shared libraries, Kokkos >= 4.7.01 for
+# CUDA 13) a second build, build-gpu-kokkos, runs the expression tests on kokkos on the GPU
+# (tests/expr's kokkos/* cases, the per-element walk's tests, ew_kokkos_tests) and
+# ew-roofline's expressions section with kokkos and cuda side by side.
 # Usage, from the repository root on a GPU machine (see docs/gpu.md):
-#   bash bench/cuda/expr_check.sh [--no-bench] [extra CMake arguments]
+#   [KOKKOS_ROOT=/opt/kokkos-cuda] bash bench/cuda/expr_check.sh [--no-bench] [extra CMake arguments]
 set -uo pipefail
 out=${OUT:-$PWD/out}
 mkdir -p "$out"
@@ -24,8 +30,8 @@ export EW_CACHE_DIR=$out/expr-cache
 rm -rf "$EW_CACHE_DIR"
 
 step build
-targets=(ew-info ew_expr_tests ew_cuda_expr_tests ew_cuda_expr_codegen_tests)
-(( bench )) && targets+=(ew-cuda-expr-bench)
+targets=(ew-info ew_expr_tests ew_cuda_expr_tests ew_cuda_expr_codegen_tests ew_cuda_tests ew-cuda-expr-bench)
+(( bench )) && targets+=(ew-roofline)
 cmake --build build-gpu -j 16 --target "${targets[@]}" > "$out/expr-build.log" 2>&1 || { tail -60 "$out/expr-build.log"; exit 1; }
 
 step ew-info
@@ -33,7 +39,7 @@ build-gpu/tools/ew-info | tee "$out/expr-ew-info.log"
 grep -q "expressions on cuda: yes" "$out/expr-ew-info.log" || status=1
 
 step "ctest: expressions on the GPU, and the codegen/cache tests"
-ctest --test-dir build-gpu -R "^cuda/Expr|CudaExpr|CudaNvrtc" --output-on-failure -j 4 --timeout 900 \
+ctest --test-dir build-gpu -R "^cuda/Expr|CudaExpr|CudaNvrtc|CudaPointerKind" --output-on-failure -j 4 --timeout 900 \
   > "$out/expr-ctest.log" 2>&1 || status=1
 tail -15 "$out/expr-ctest.log"
 grep -E "sm_[0-9]+: first compile|back to back" -r build-gpu/Testing/Temporary/LastTest.log | head -4
@@ -56,5 +62,43 @@ if (( bench )); then
   step ew-cuda-expr-bench
   build-gpu/bench/cuda/ew-cuda-expr-bench --csv "$out/expr-bench.csv" > "$out/expr-bench.log" 2>&1 || status=1
   cat "$out/expr-bench.log"
+  step "ew-roofline: expressions on cuda (fused, unfused, cub::DeviceTransform)"
+  build-gpu/bench/roofline/ew-roofline --only-expressions --backends cuda --json "$out/expr-roofline.json" \
+    --plot "$out/expr-roofline.svg" > "$out/expr-roofline.log" 2>&1 || status=1
+  sed -n '/^expressions:/,$p' "$out/expr-roofline.log"
+  grep -E "warning|not available" "$out/expr-roofline.log" && status=1
+else
+  step "ew-cuda-expr-bench --call-cost (untagged operands)"
+  build-gpu/bench/cuda/ew-cuda-expr-bench --call-cost 2>&1 | tee "$out/expr-call-cost.log" || status=1
+fi
+
+if [[ -n ${KOKKOS_ROOT:-} ]]; then
+  step "configure build-gpu-kokkos against $KOKKOS_ROOT"
+  bash tools/gpu/prepare.sh build-gpu-kokkos -DEW_ENABLE_KOKKOS=ON -DEW_ENABLE_HIGHWAY=OFF \
+    -DKokkos_ROOT="$KOKKOS_ROOT" "$@" || exit 1
+  export LD_LIBRARY_PATH=$KOKKOS_ROOT/lib:$KOKKOS_ROOT/lib64:$LD_LIBRARY_PATH
+  step "build (kokkos)"
+  ktargets=(ew-info ew_expr_tests ew_kokkos_tests ew_kokkos_expr_device_tests)
+  (( bench )) && ktargets+=(ew-roofline)
+  cmake --build build-gpu-kokkos -j 16 --target "${ktargets[@]}" > "$out/expr-kokkos-build.log" 2>&1 ||
+    { tail -60 "$out/expr-kokkos-build.log"; exit 1; }
+  build-gpu-kokkos/tools/ew-info | tee "$out/expr-kokkos-ew-info.log"
+  grep -Eq "kokkos +usable .*Cuda" "$out/expr-kokkos-ew-info.log" || { echo "kokkos does not run on Cuda"; status=1; }
+  step "ctest: expressions on kokkos on the GPU"
+  ctest --test-dir build-gpu-kokkos -L kokkos -LE huge --output-on-failure -j 4 \
+    --timeout 900 > "$out/expr-kokkos-ctest.log" 2>&1 || status=1
+  tail -15 "$out/expr-kokkos-ctest.log"
+  step "compute-sanitizer memcheck: kokkos expressions"
+  timeout -k 10 600 compute-sanitizer --tool memcheck --error-exitcode 7 build-gpu-kokkos/tests/expr/ew_expr_tests \
+    --gtest_filter='kokkos/ExprRandom.*n1000*:kokkos/ExprLargest.*:kokkos/ExprAliasing.*' --gtest_brief=1 \
+    > "$out/expr-kokkos-memcheck.log" 2>&1 || { echo "FAILED: memcheck (rc $?)"; status=1; }
+  grep -E "SUMMARY|tests ran|FAILED" "$out/expr-kokkos-memcheck.log"
+  if (( bench )); then
+    step "ew-roofline: expressions, kokkos and cuda on the GPU (same run)"
+    build-gpu-kokkos/bench/roofline/ew-roofline --only-expressions --backends cuda,kokkos \
+      --json "$out/expr-roofline-kokkos.json" --plot "$out/expr-roofline-kokkos.svg" \
+      > "$out/expr-roofline-kokkos.log" 2>&1 || status=1
+    sed -n '/^expressions:/,$p' "$out/expr-roofline-kokkos.log"
+  fi
 fi
 exit $status
