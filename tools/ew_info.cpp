@@ -1,13 +1,34 @@
 // ew-info: what this build of elementwise can do on this machine.
-// Exits 2, with the reason, when EW_BACKEND names an unknown or unusable backend or
-// EW_DEVICE is not a device index.
+// Exits 2, with the reason, when EW_BACKEND names an unknown or unusable backend,
+// EW_DEVICE is not a device index, or an argument is not one it takes.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #include "ew/ew.hpp"
 
-int main() {
+namespace {
+const char usage[] =
+    "usage: ew-info [--help] [--version]\n"
+    "Prints the backends this build of elementwise has, whether each can run here and why not,\n"
+    "the backend the automatic choice takes (EW_BACKEND, EW_DEVICE: docs/environment.md), and\n"
+    "whether expressions can run on cuda (NVRTC, EW_NVRTC).\n";
+}  // namespace
+
+int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
+      std::fputs(usage, stdout);
+      return 0;
+    }
+    if (!std::strcmp(argv[i], "--version")) {
+      std::printf("%s\n", ew::version());
+      return 0;
+    }
+    std::fprintf(stderr, "ew-info: unknown argument '%s'\n%s", argv[i], usage);
+    return 2;
+  }
   std::printf("elementwise %s\n\nbackends (in order of the automatic choice):\n", ew::version());
   for (const ew::BackendStatus& s : ew::available_backends()) {
     const char* state = s.usable ? "usable" : (s.compiled ? "unusable" : "not compiled");
