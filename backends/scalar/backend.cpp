@@ -4,6 +4,7 @@
 
 #include "ew/error.hpp"
 #include "ew_internal/backend_impl.hpp"
+#include "ew_internal/convert_eval.hpp"
 #include "expr.hpp"
 #include "kernels.hpp"
 #include "reduce.hpp"
@@ -15,10 +16,17 @@ namespace {
 class ScalarBackend final : public BackendImpl {
  public:
   void run(const OpCall& call) override {
-    if (call.dtype == DType::f32)
-      scalar::run<float>(call);
-    else
-      scalar::run<double>(call);
+    dispatch_dtype(call.dtype, [&](auto tag) { scalar::run<decltype(tag)>(call); });
+  }
+  bool supports(DType) const override { return true; }
+  void run_convert(const ConvertCall& c) override {
+    dispatch_dtype(c.from, [&](auto from) {
+      using From = decltype(from);
+      dispatch_dtype(c.to, [&](auto to) {
+        using To = decltype(to);
+        convert_loop<From, To>(c.n, static_cast<const From*>(c.in), static_cast<To*>(c.out));
+      });
+    });
   }
   void run_expr(const ExprCall& call) override { scalar::run_expr(call); }
   ReduceResult run_reduce(const ReduceCall& call) override { return scalar::run_reduce(call); }

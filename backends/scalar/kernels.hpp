@@ -17,14 +17,15 @@ namespace ew::detail::scalar {
 // A plain loop; -ffp-contract=off on the library keeps the compiler from fusing what
 // the op table rounds twice.
 template <Op op, class T>
-void loop(std::size_t n, const T* a, const T* b, T* out, T s, T t) {
+void loop(std::size_t n, const T* a, const T* b, T* out, compute_t<T> s, compute_t<T> t) {
   for (std::size_t i = 0; i < n; ++i) out[i] = apply<op>(a[i], b ? b[i] : T(0), s, t);
 }
 
 #ifdef EW_SCALAR_FMA_CLONE
 // The same loop where fused_multiply_add becomes one vfmadd instruction.
 template <Op op, class T>
-__attribute__((target("fma"))) void loop_fma(std::size_t n, const T* a, const T* b, T* out, T s, T t) {
+__attribute__((target("fma"))) void loop_fma(std::size_t n, const T* a, const T* b, T* out, compute_t<T> s,
+                                              compute_t<T> t) {
   for (std::size_t i = 0; i < n; ++i) out[i] = apply<op>(a[i], b ? b[i] : T(0), s, t);
 }
 
@@ -38,7 +39,7 @@ template <class T>
 void run(const OpCall& c) {
   dispatch_op(c.op, [&](auto op) {
     constexpr Op k = decltype(op)::value;
-    const T s = static_cast<T>(c.s), t = static_cast<T>(c.t);
+    const compute_t<T> s = static_cast<compute_t<T>>(c.s), t = static_cast<compute_t<T>>(c.t);
 #ifdef EW_SCALAR_FMA_CLONE
     if (cpu_has_fma()) return loop_fma<k, T>(c.n, c.a_as<T>(), c.b_as<T>(), c.out_as<T>(), s, t);
 #endif

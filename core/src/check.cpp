@@ -6,6 +6,7 @@
 #include <string>
 
 #include "ew/error.hpp"
+#include "ew_internal/backend_impl.hpp"
 #include "ew_internal/registry.hpp"
 
 namespace ew::detail {
@@ -33,6 +34,12 @@ BackendImpl& checked_backend(const Context& ctx, const char* call) {
     throw Error(Errc::invalid_argument,
                 std::string(call) + ": moved-from context (it may only be assigned to or destroyed)");
   return ctx.impl();
+}
+
+void check_dtype(const Context& ctx, const BackendImpl& backend, const char* call, DType d) {
+  if (!backend.supports(d))
+    throw Error(Errc::unsupported, std::string(call) + ": the " + ctx.backend_name() + " backend does not support " +
+                                       to_string(d) + " data yet (f32 and f64 only)");
 }
 
 void check_size(const char* call, const char* operand, std::size_t size, const char* reference,

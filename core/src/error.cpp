@@ -17,6 +17,7 @@ const char* to_string(Errc code) noexcept {
     case Errc::device_error: return "device_error";
     case Errc::device_fatal: return "device_fatal";
     case Errc::internal: return "internal";
+    case Errc::unsupported: return "unsupported";
   }
   return "internal";
 }

@@ -61,6 +61,9 @@ NodePtr make(Opcode op, DType dtype, bool weak, NodePtr a = {}, NodePtr b = {}, 
 }
 
 void need_dtype(DType d, const char* what) {
+  if (is_storage16(d))
+    throw Error(Errc::unsupported, std::string(what) + ": expressions take f32 and f64 data, not " + to_string(d) +
+                                       " yet (convert it with ew::convert)");
   if (d != DType::f32 && d != DType::f64)
     throw Error(Errc::invalid_argument, std::string(what) + ": dtype " + std::to_string(static_cast<int>(d)) +
                                             " is not a DType (f32 or f64)");

@@ -17,6 +17,7 @@ void run(Context& ctx, Op op, const Operands<T>& args) {
   const OpInfo& oi = info(op);
   const char* call = oi.name;
   detail::BackendImpl& backend = detail::checked_backend(ctx, call);
+  detail::check_dtype(ctx, backend, call, dtype_v<T>);
   const std::size_t n = args.out.size;
   const bool second_input = oi.input_streams == 2;
   detail::check_size(call, "a", args.a.size, "the output", n);
@@ -54,5 +55,7 @@ void run(Context& ctx, Op op, const Operands<T>& args) {
 
 template void run<float>(Context&, Op, const Operands<float>&);
 template void run<double>(Context&, Op, const Operands<double>&);
+template void run<half>(Context&, Op, const Operands<half>&);
+template void run<bfloat16>(Context&, Op, const Operands<bfloat16>&);
 
 }  // namespace ew

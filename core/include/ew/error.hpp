@@ -20,6 +20,7 @@ enum class Errc {
   device_error,         // a recoverable error reported by a device runtime
   device_fatal,         // a sticky device error: this device is unusable in this process
   internal,             // a broken invariant inside the library
+  unsupported,          // a valid request this backend cannot do yet (a dtype it lacks); the message says which
 };
 
 const char* to_string(Errc code) noexcept;

@@ -9,15 +9,19 @@
 // streams; for the in-place BLAS ops (axpy, axpby) the second stream b is the old y.
 // fma rounds once, so triad, axpy and axpby are bit-identical on every backend.
 // axpby is defined as fma(s, x, t*y): the product t*y is rounded first.
+// f16 and bf16 data compute in f32 as float data does and round once to storage.
 #include <cmath>
 #include <cstddef>
+#include <type_traits>
 
 #include "ew/types.hpp"
 
+#ifndef EW_HOST_DEVICE
 #if defined(__CUDACC__) || defined(__HIPCC__)
 #define EW_HOST_DEVICE __host__ __device__
 #else
 #define EW_HOST_DEVICE
+#endif
 #endif
 
 namespace ew {
@@ -66,6 +70,13 @@ EW_HOST_DEVICE inline T apply(T a, [[maybe_unused]] T b, [[maybe_unused]] T s, [
   else if constexpr (op == Op::triad) return fused_multiply_add(s, b, a);
   else if constexpr (op == Op::axpy) return fused_multiply_add(s, a, b);
   else return fused_multiply_add(s, a, t * b);  // axpby
+}
+
+// 16-bit storage (ew::half, ew::bfloat16): the float op on the exactly widened inputs,
+// with float scalars, rounded once to the storage type (nearest even).
+template <Op op, class T, std::enable_if_t<is_storage16_v<T>, int> = 0>
+EW_HOST_DEVICE inline T apply(T a, T b, float s, float t) {
+  return T(apply<op>(static_cast<float>(a), static_cast<float>(b), s, t));
 }
 
 // Calls f(std::integral_constant<Op, op>{}) for the run-time op: turns one switch

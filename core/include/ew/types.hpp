@@ -3,18 +3,45 @@
 #include <cstdint>
 #include <string_view>
 
+#include "ew/float16.hpp"
+
 namespace ew {
 
-enum class DType { f32, f64 };
+// f16 and bf16 are storage types (ew/float16.hpp): arithmetic on them runs in f32.
+enum class DType { f32, f64, f16, bf16 };
 
 template <class T> struct dtype_of;
 template <> struct dtype_of<float> { static constexpr DType value = DType::f32; };
 template <> struct dtype_of<double> { static constexpr DType value = DType::f64; };
+template <> struct dtype_of<half> { static constexpr DType value = DType::f16; };
+template <> struct dtype_of<bfloat16> { static constexpr DType value = DType::bf16; };
 template <class T> inline constexpr DType dtype_v = dtype_of<T>::value;
 
-constexpr std::size_t size_of(DType d) noexcept { return d == DType::f32 ? 4 : 8; }
-constexpr const char* to_string(DType d) noexcept { return d == DType::f32 ? "f32" : "f64"; }
+constexpr std::size_t size_of(DType d) noexcept {
+  switch (d) {
+    case DType::f32: return 4;
+    case DType::f64: return 8;
+    case DType::f16:
+    case DType::bf16: return 2;
+  }
+  return 0;
+}
+constexpr const char* to_string(DType d) noexcept {
+  switch (d) {
+    case DType::f32: return "f32";
+    case DType::f64: return "f64";
+    case DType::f16: return "f16";
+    case DType::bf16: return "bf16";
+  }
+  return "unknown dtype";
+}
+constexpr bool is_storage16(DType d) noexcept { return d == DType::f16 || d == DType::bf16; }
+// The dtypes that every feature takes on every backend (ops, expressions, reductions):
+// code that branches f32/f64 iterates these.
 inline constexpr DType all_dtypes[] = {DType::f32, DType::f64};
+// The 16-bit storage dtypes: the seven ops and ew::convert take them (backends that do not
+// yet say so with Errc::unsupported).
+inline constexpr DType storage16_dtypes[] = {DType::f16, DType::bf16};
 
 // Where memory lives. `unknown` asks the library to find out (CUDA can tell host,
 // pinned, device and managed pointers apart; without CUDA everything is host).

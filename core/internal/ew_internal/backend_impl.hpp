@@ -33,6 +33,17 @@ struct OpCall {
   template <class T> T* out_as() const { return static_cast<T*>(out); }
 };
 
+// One validated conversion (ew::convert): n > 0, both operands checked as an OpCall's;
+// `out` is disjoint from `in` or the same bytes (then from == to in size).
+struct ConvertCall {
+  DType from, to;
+  std::size_t n;
+  const void* in;
+  void* out;
+  MemorySpace in_space, out_space;
+  const char* backend;  // its name, for messages
+};
+
 struct Program;
 
 // One validated expression call: every operand checked as an OpCall's are; inputs the
@@ -74,6 +85,11 @@ class BackendImpl {
  public:
   virtual ~BackendImpl() = default;
   virtual void run(const OpCall& call) = 0;
+  // Whether run() takes data of dtype `d`: f32 and f64 everywhere; a backend that also
+  // takes the 16-bit storage types says so. The core refuses the others (Errc::unsupported).
+  virtual bool supports(DType d) const { return d == DType::f32 || d == DType::f64; }
+  // ew::convert between any two dtypes supports() accepts. Without it: Errc::unsupported.
+  virtual void run_convert(const ConvertCall& call);
   // Expressions (ew/expr.hpp). A backend that cannot evaluate them here says why.
   virtual void run_expr(const ExprCall& call);
   // Reductions (ew/reduce.hpp), on the tree of reduce_plan.hpp. Returns when the result

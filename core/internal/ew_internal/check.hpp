@@ -23,6 +23,10 @@ struct ByteRange {
 // The backend of `ctx`; a moved-from context is Error(invalid_argument).
 BackendImpl& checked_backend(const Context& ctx, const char* call);
 
+// The backend must take data of dtype `d` (BackendImpl::supports): Error(unsupported)
+// naming the backend and the dtype.
+void check_dtype(const Context& ctx, const BackendImpl& backend, const char* call, DType d);
+
 // `size` must equal `expected` (the size of `reference`): Error(size_mismatch).
 void check_size(const char* call, const char* operand, std::size_t size, const char* reference,
                 std::size_t expected);
