@@ -11,6 +11,7 @@
 #include <string>
 
 #include "ew_internal/backend_impl.hpp"
+#include "ew_internal/convert_eval.hpp"
 #include "expr.hpp"
 #include "kernels.hpp"
 #include "reduce.hpp"
@@ -71,7 +72,7 @@ void run_typed(const OpCall& c, int threads) {
   const T* a = c.a_as<T>();
   const T* b = c.b_as<T>();
   T* out = c.out_as<T>();
-  const T s = static_cast<T>(c.s), t = static_cast<T>(c.t);
+  const compute_t<T> s = static_cast<compute_t<T>>(c.s), t = static_cast<compute_t<T>>(c.t);
   // Non-temporal stores save the read-for-ownership of output lines that are not in
   // cache. An output that is also an input (axpy, in-place ops) is read anyway: there
   // they only evict what was just loaded (measured 0.7-0.9x), so they are not used.
@@ -107,10 +108,15 @@ class HighwayBackend final : public BackendImpl {
   explicit HighwayBackend(int threads) : threads_(threads > 0 ? threads : hardware_threads()) {}
 
   void run(const OpCall& call) override {
-    if (call.dtype == DType::f32)
-      highway::run_typed<float>(call, threads_);
-    else
-      highway::run_typed<double>(call, threads_);
+    dispatch_dtype(call.dtype, [&](auto tag) { highway::run_typed<decltype(tag)>(call, threads_); });
+  }
+  bool supports(DType) const override { return true; }
+  void run_convert(const ConvertCall& c) override {
+    const std::size_t in_bytes = size_of(c.from), out_bytes = size_of(c.to);
+    highway::for_each_piece(threads_, c.n, c.out, out_bytes, [&](std::size_t begin, std::size_t end) {
+      highway::convert_chunk(c.from, c.to, end - begin, static_cast<const char*>(c.in) + begin * in_bytes,
+                             static_cast<char*>(c.out) + begin * out_bytes);
+    });
   }
   void run_expr(const ExprCall& call) override { highway::run_expr(call, threads_); }
   ReduceResult run_reduce(const ReduceCall& call) override { return highway::run_reduce(call, threads_); }

@@ -14,7 +14,10 @@
 #include <cstddef>
 #include <cstdint>
 
+#include <type_traits>
+
 #include "ew/ops.hpp"
+#include "ew_internal/convert_eval.hpp"
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"
 
@@ -42,7 +45,8 @@ HWY_INLINE V ApplyVec(V a, [[maybe_unused]] V b, [[maybe_unused]] V s, [[maybe_u
 }
 
 template <Op op, class T>
-HWY_INLINE void ScalarLoop(std::size_t begin, std::size_t end, const T* a, const T* b, T* out, T s, T t) {
+HWY_INLINE void ScalarLoop(std::size_t begin, std::size_t end, const T* a, const T* b, T* out, compute_t<T> s,
+                           compute_t<T> t) {
   constexpr bool reads_b = info(op).reads_b();
   for (std::size_t i = begin; i < end; ++i) out[i] = apply<op>(a[i], reads_b ? b[i] : T(0), s, t);
 }
@@ -98,9 +102,195 @@ void Chunk(std::size_t n, const T* a, const T* b, T* out, T s, T t, bool stream)
   }
 }
 
+// ---- 16-bit storage. Each conversion is written once from integer operations (and one
+// exact float addition), so every target gives the bits of ew/float16.hpp: Highway
+// 1.0.3's own f16 conversions round and handle inf/NaN only where F16C does them (AVX2
+// and up, which use it here too), and its bf16 DemoteTo truncates.
+
+// The 16-bit vector of one f32 vector's lanes.
+template <class DF>
+using Bits16 = hn::Vec<hn::Rebind<uint16_t, DF>>;
+
+template <class T, class DF>
+HWY_INLINE hn::Vec<DF> Widen16(DF df, Bits16<DF> bits) {
+  const hn::RebindToUnsigned<DF> du;
+  const hn::RebindToSigned<DF> di;
+  if constexpr (std::is_same_v<T, bfloat16>) {
+    const auto f = hn::ShiftLeft<16>(hn::PromoteTo(du, bits));
+    const auto nan = hn::Gt(hn::BitCast(di, hn::And(f, hn::Set(du, 0x7fffffffu))), hn::Set(di, 0x7f800000));
+    return hn::BitCast(df, hn::IfThenElse(hn::RebindMask(du, nan), hn::Or(f, hn::Set(du, 0x400000u)), f));
+  } else {
+#if HWY_TARGET <= HWY_AVX2 && !defined(HWY_DISABLE_F16C)
+    // F16C: exact, and a NaN is made quiet with its payload kept.
+    return hn::PromoteTo(df, hn::BitCast(hn::Rebind<hwy::float16_t, DF>(), bits));
+#else
+    const auto w = hn::BitCast(di, hn::PromoteTo(du, bits));
+    const auto sign = hn::ShiftLeft<16>(hn::And(w, hn::Set(di, 0x8000)));
+    const auto em = hn::And(w, hn::Set(di, 0x7fff));
+    const auto normal = hn::Add(hn::ShiftLeft<13>(em), hn::Set(di, 0x38000000));
+    const auto inf_nan = hn::Or(hn::Or(hn::ShiftLeft<13>(em), hn::Set(di, 0x7f800000)),
+                                hn::IfThenElseZero(hn::Gt(em, hn::Set(di, 0x7c00)), hn::Set(di, 0x400000)));
+    // Subnormals and zero: the fraction times 2^-24, exact in float.
+    const auto sub = hn::BitCast(di, hn::Mul(hn::ConvertTo(df, em), hn::Set(df, 1.0f / 16777216.0f)));
+    const auto magnitude = hn::IfThenElse(hn::Gt(em, hn::Set(di, 0x7bff)), inf_nan,
+                                          hn::IfThenElse(hn::Lt(em, hn::Set(di, 0x400)), sub, normal));
+    return hn::BitCast(df, hn::Or(magnitude, sign));
+#endif
+  }
+}
+
+template <class T, class DF>
+HWY_INLINE Bits16<DF> Narrow16(DF df, hn::Vec<DF> v) {
+  const hn::RebindToUnsigned<DF> du;
+  const hn::RebindToSigned<DF> di;
+  const hn::Rebind<uint16_t, DF> d16;
+  const auto bits = hn::BitCast(du, v);
+  const auto magnitude = hn::BitCast(di, hn::And(bits, hn::Set(du, 0x7fffffffu)));
+  const auto nan = hn::Gt(magnitude, hn::Set(di, 0x7f800000));
+  if constexpr (std::is_same_v<T, bfloat16>) {
+    const auto high = hn::ShiftRight<16>(bits);
+    const auto rounded = hn::ShiftRight<16>(
+        hn::Add(hn::Add(bits, hn::Set(du, 0x7fffu)), hn::And(high, hn::Set(du, 1u))));
+    const auto r = hn::IfThenElse(hn::RebindMask(du, nan), hn::Or(high, hn::Set(du, 0x40u)), rounded);
+    return hn::DemoteTo(d16, hn::BitCast(di, r));
+  } else {
+#if HWY_TARGET <= HWY_AVX2 && !defined(HWY_DISABLE_F16C)
+    (void)magnitude, (void)nan;
+    // F16C rounds to nearest even (immediate rounding mode) and keeps NaNs as the rule says.
+    return hn::BitCast(d16, hn::DemoteTo(hn::Rebind<hwy::float16_t, DF>(), v));
+#else
+    const auto a = magnitude;
+    const auto sign = hn::ShiftRight<16>(hn::BitCast(di, hn::And(bits, hn::Set(du, 0x80000000u))));
+    const auto sign16 = hn::And(sign, hn::Set(di, 0x8000));
+    // Normal results: rebias, round to nearest even at bit 13.
+    const auto normal = hn::ShiftRight<13>(hn::Add(hn::Add(hn::Sub(a, hn::Set(di, 0x38000000)), hn::Set(di, 0xfff)),
+                                                   hn::And(hn::ShiftRight<13>(a), hn::Set(di, 1))));
+    // Subnormal results: adding 0.5 rounds |x| to a multiple of 2^-24, nearest even.
+    const auto sub = hn::Sub(hn::BitCast(di, hn::Add(hn::BitCast(df, a), hn::Set(df, 0.5f))), hn::Set(di, 0x3f000000));
+    const auto inf_nan = hn::IfThenElse(
+        nan, hn::Or(hn::Set(di, 0x7e00), hn::And(hn::ShiftRight<13>(a), hn::Set(di, 0x3ff))), hn::Set(di, 0x7c00));
+    const auto r = hn::IfThenElse(hn::Gt(a, hn::Set(di, 0x477fefff)), inf_nan,
+                                  hn::IfThenElse(hn::Lt(a, hn::Set(di, 0x38800000)), sub, normal));
+    return hn::DemoteTo(d16, hn::Or(r, sign16));
+#endif
+  }
+}
+
+#if HWY_TARGET != HWY_SCALAR
+// The vector body over [i, end) with `out + i` vector-aligned: one 16-bit vector holds
+// two float vectors, computed as the float op computes them.
+template <Op op, bool stream, class T>
+HWY_INLINE std::size_t VectorBody16(std::size_t i, std::size_t end, const T* a, const T* b, T* out, float s,
+                                    float t) {
+  constexpr bool reads_b = info(op).reads_b();
+  const hn::ScalableTag<uint16_t> d16;
+  const hn::Half<decltype(d16)> dh;
+  const hn::Rebind<float, decltype(dh)> df;
+  const std::size_t N = hn::Lanes(d16);
+  const auto* pa = reinterpret_cast<const uint16_t*>(a);
+  const auto* pb = reinterpret_cast<const uint16_t*>(b);
+  auto* po = reinterpret_cast<uint16_t*>(out);
+  const auto vs = hn::Set(df, s), vt = hn::Set(df, t);
+  for (; i + N <= end; i += N) {
+    const auto va = hn::LoadU(d16, pa + i);
+    const auto vb = reads_b ? hn::LoadU(d16, pb + i) : hn::Zero(d16);
+    const auto lo = ApplyVec<op>(Widen16<T>(df, hn::LowerHalf(dh, va)), Widen16<T>(df, hn::LowerHalf(dh, vb)), vs, vt);
+    const auto hi = ApplyVec<op>(Widen16<T>(df, hn::UpperHalf(dh, va)), Widen16<T>(df, hn::UpperHalf(dh, vb)), vs, vt);
+    StoreAligned<stream>(hn::Combine(d16, Narrow16<T>(df, hi), Narrow16<T>(df, lo)), d16, po + i);
+  }
+  if constexpr (stream) hwy::FlushStream();
+  return i;
+}
+#endif
+
+template <Op op, class T>
+void Chunk16(std::size_t n, const T* a, const T* b, T* out, float s, float t, bool stream) {
+#if HWY_TARGET == HWY_SCALAR
+  (void)stream;
+  ScalarLoop<op>(0, n, a, b, out, s, t);
+#else
+  if constexpr (is_fused<op>() && !HWY_NATIVE_FMA) {
+    ScalarLoop<op>(0, n, a, b, out, s, t);
+  } else {
+    const std::size_t vector_bytes = hn::Lanes(hn::ScalableTag<uint16_t>()) * sizeof(T);
+    const std::size_t misalignment = reinterpret_cast<std::uintptr_t>(out) % vector_bytes;
+    std::size_t head = misalignment ? (vector_bytes - misalignment) / sizeof(T) : 0;
+    if (head > n) head = n;
+    ScalarLoop<op>(0, head, a, b, out, s, t);
+    const std::size_t done = stream ? VectorBody16<op, true>(head, n, a, b, out, s, t)
+                                    : VectorBody16<op, false>(head, n, a, b, out, s, t);
+    ScalarLoop<op>(done, n, a, b, out, s, t);
+  }
+#endif
+}
+
 template <class T>
-void RunChunk(Op op, std::size_t n, const T* a, const T* b, T* out, T s, T t, bool stream) {
-  dispatch_op(op, [&](auto o) { Chunk<decltype(o)::value>(n, a, b, out, s, t, stream); });
+void RunChunk(Op op, std::size_t n, const T* a, const T* b, T* out, compute_t<T> s, compute_t<T> t, bool stream) {
+  if constexpr (is_storage16_v<T>)
+    dispatch_op(op, [&](auto o) { Chunk16<decltype(o)::value>(n, a, b, out, s, t, stream); });
+  else
+    dispatch_op(op, [&](auto o) { Chunk<decltype(o)::value>(n, a, b, out, s, t, stream); });
+}
+
+// ---- ew::convert. Vectors for float <-> 16-bit and float <-> double; the other pairs
+// element by element (convert_eval.hpp), the same bits.
+template <class From, class To>
+void ConvertTyped(std::size_t n, const From* in, To* out) {
+  std::size_t i = 0;
+#if HWY_TARGET != HWY_SCALAR
+  if constexpr (std::is_same_v<From, float> && is_storage16_v<To>) {
+    const hn::ScalableTag<uint16_t> d16;
+    const hn::Half<decltype(d16)> dh;
+    const hn::Rebind<float, decltype(dh)> df;
+    const std::size_t N = hn::Lanes(d16), half_n = hn::Lanes(df);
+    auto* po = reinterpret_cast<uint16_t*>(out);
+    for (; i + N <= n; i += N) {
+      const auto lo = Narrow16<To>(df, hn::LoadU(df, in + i));
+      const auto hi = Narrow16<To>(df, hn::LoadU(df, in + i + half_n));
+      hn::StoreU(hn::Combine(d16, hi, lo), d16, po + i);
+    }
+  } else if constexpr (is_storage16_v<From> && std::is_same_v<To, float>) {
+    const hn::ScalableTag<uint16_t> d16;
+    const hn::Half<decltype(d16)> dh;
+    const hn::Rebind<float, decltype(dh)> df;
+    const std::size_t N = hn::Lanes(d16), half_n = hn::Lanes(df);
+    const auto* pi = reinterpret_cast<const uint16_t*>(in);
+    for (; i + N <= n; i += N) {
+      const auto v = hn::LoadU(d16, pi + i);
+      hn::StoreU(Widen16<From>(df, hn::LowerHalf(dh, v)), df, out + i);
+      hn::StoreU(Widen16<From>(df, hn::UpperHalf(dh, v)), df, out + i + half_n);
+    }
+  } else if constexpr (std::is_same_v<From, double> && std::is_same_v<To, float>) {
+    const hn::ScalableTag<double> dd;
+    const hn::Rebind<float, decltype(dd)> df;
+    const std::size_t N = hn::Lanes(dd);
+    for (; i + N <= n; i += N) hn::StoreU(hn::DemoteTo(df, hn::LoadU(dd, in + i)), df, out + i);
+  } else if constexpr (std::is_same_v<From, float> && std::is_same_v<To, double>) {
+    const hn::ScalableTag<double> dd;
+    const hn::Rebind<float, decltype(dd)> df;
+    const std::size_t N = hn::Lanes(dd);
+    for (; i + N <= n; i += N) hn::StoreU(hn::PromoteTo(dd, hn::LoadU(df, in + i)), dd, out + i);
+  }
+#endif
+  convert_loop<From, To>(n - i, in + i, out + i);
+}
+
+// Exported per dtype (HWY_EXPORT needs plain functions).
+void RunChunkF16(Op op, std::size_t n, const half* a, const half* b, half* out, float s, float t, bool stream) {
+  RunChunk(op, n, a, b, out, s, t, stream);
+}
+void RunChunkBF16(Op op, std::size_t n, const bfloat16* a, const bfloat16* b, bfloat16* out, float s, float t,
+                  bool stream) {
+  RunChunk(op, n, a, b, out, s, t, stream);
+}
+void ConvertChunk(DType from, DType to, std::size_t n, const void* in, void* out) {
+  dispatch_dtype(from, [&](auto f) {
+    using From = decltype(f);
+    dispatch_dtype(to, [&](auto t) {
+      using To = decltype(t);
+      ConvertTyped<From, To>(n, static_cast<const From*>(in), static_cast<To*>(out));
+    });
+  });
 }
 
 // Exported per dtype (HWY_EXPORT needs plain functions).

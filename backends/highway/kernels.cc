@@ -18,6 +18,9 @@ namespace ew::detail::highway {
 // HWY_EXPORT takes plain functions: one name per dtype.
 HWY_EXPORT(RunChunkF32);
 HWY_EXPORT(RunChunkF64);
+HWY_EXPORT(RunChunkF16);
+HWY_EXPORT(RunChunkBF16);
+HWY_EXPORT(ConvertChunk);
 HWY_EXPORT(CurrentTarget);
 
 void run_chunk(Op op, std::size_t n, const float* a, const float* b, float* out, float s, float t, bool stream) {
@@ -27,6 +30,19 @@ void run_chunk(Op op, std::size_t n, const float* a, const float* b, float* out,
 void run_chunk(Op op, std::size_t n, const double* a, const double* b, double* out, double s, double t,
                bool stream) {
   HWY_DYNAMIC_DISPATCH(RunChunkF64)(op, n, a, b, out, s, t, stream);
+}
+
+void run_chunk(Op op, std::size_t n, const half* a, const half* b, half* out, float s, float t, bool stream) {
+  HWY_DYNAMIC_DISPATCH(RunChunkF16)(op, n, a, b, out, s, t, stream);
+}
+
+void run_chunk(Op op, std::size_t n, const bfloat16* a, const bfloat16* b, bfloat16* out, float s, float t,
+               bool stream) {
+  HWY_DYNAMIC_DISPATCH(RunChunkBF16)(op, n, a, b, out, s, t, stream);
+}
+
+void convert_chunk(DType from, DType to, std::size_t n, const void* in, void* out) {
+  HWY_DYNAMIC_DISPATCH(ConvertChunk)(from, to, n, in, out);
 }
 
 const char* chosen_target() { return hwy::TargetName(HWY_DYNAMIC_DISPATCH(CurrentTarget)()); }

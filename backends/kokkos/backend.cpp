@@ -125,11 +125,12 @@ class KokkosBackend final : public BackendImpl {
 
   void run(const OpCall& c) override {
     guarded("parallel_for", [&] {
-      if (c.dtype == DType::f32)
-        kokkos::run<float>(exec_, c);
-      else
-        kokkos::run<double>(exec_, c);
+      dispatch_dtype(c.dtype, [&](auto tag) { kokkos::run<decltype(tag)>(exec_, c); });
     });
+  }
+  bool supports(DType) const override { return true; }
+  void run_convert(const ConvertCall& c) override {
+    guarded("parallel_for", [&] { kokkos::convert(exec_, c); });
   }
 
   void run_expr(const ExprCall& call) override {

@@ -35,6 +35,7 @@
 
 #include "ew/ops.hpp"
 #include "ew_internal/backend_impl.hpp"
+#include "ew_internal/convert_eval.hpp"
 
 namespace ew::detail::kokkos {
 
@@ -86,7 +87,7 @@ struct DeviceKernel {
   UnmanagedView<const V, MemorySpace> av, bv;  // the vector body
   UnmanagedView<V, MemorySpace> outv;
   VectorSplit split;
-  Scalars<T> k;
+  Scalars<compute_t<T>> k;
 
   static Index iterations(const VectorSplit& sp) {
     const Index per_tile = tile * vectors_per_iteration;
@@ -129,7 +130,7 @@ void run_device(const Exec& exec, const OpCall& c) {
   const Index n = static_cast<Index>(c.n);
   Kernel kernel;
   kernel.split = split_for_vectors<T>(c);
-  kernel.k = {static_cast<T>(c.s), static_cast<T>(c.t)};
+  kernel.k = {static_cast<compute_t<T>>(c.s), static_cast<compute_t<T>>(c.t)};
   kernel.a = UnmanagedView<const T, Space>(c.a_as<T>(), n);
   kernel.out = UnmanagedView<T, Space>(c.out_as<T>(), n);
   if (reads_b) kernel.b = UnmanagedView<const T, Space>(c.b_as<T>(), n);
@@ -153,7 +154,7 @@ struct HostKernel {
   UnmanagedView<const T, MemorySpace> a, b;
   UnmanagedView<T, MemorySpace> out;
   Index begin;  // first element on a cache-line boundary of the output
-  Scalars<T> k;
+  Scalars<compute_t<T>> k;
   bool fma_instruction = false;  // run the chunks compiled for CPUs with FMA
 
   void elements(Index from, Index to) const {
@@ -200,7 +201,7 @@ void run_host_kernel(const Exec& exec, const OpCall& c) {
   using Kernel = HostKernel<op, reads_b, streaming, T, Space>;
   const Index n = static_cast<Index>(c.n);
   Kernel kernel;
-  kernel.k = {static_cast<T>(c.s), static_cast<T>(c.t)};
+  kernel.k = {static_cast<compute_t<T>>(c.s), static_cast<compute_t<T>>(c.t)};
   kernel.a = UnmanagedView<const T, Space>(c.a_as<T>(), n);
   kernel.out = UnmanagedView<T, Space>(c.out_as<T>(), n);
   if (reads_b) kernel.b = UnmanagedView<const T, Space>(c.b_as<T>(), n);
@@ -238,6 +239,30 @@ void run(const Exec& exec, const OpCall& c) {
       run_host<op, reads_b, T>(exec, c);
     else
       run_device<op, reads_b, T>(exec, c);
+  });
+}
+
+// ew::convert, one element per iteration through convert_element: the scalar bits.
+template <class From, class To, class MemorySpace>
+struct ConvertKernel {
+  UnmanagedView<const From, MemorySpace> in;
+  UnmanagedView<To, MemorySpace> out;
+  KOKKOS_INLINE_FUNCTION void operator()(Index i) const { out(i) = convert_element<From, To>(in(i)); }
+};
+
+template <class Exec>
+void convert(const Exec& exec, const ConvertCall& c) {
+  using Space = typename Exec::memory_space;
+  const Index n = static_cast<Index>(c.n);
+  dispatch_dtype(c.from, [&](auto from) {
+    using From = decltype(from);
+    dispatch_dtype(c.to, [&](auto to) {
+      using To = decltype(to);
+      ConvertKernel<From, To, Space> kernel{UnmanagedView<const From, Space>(static_cast<const From*>(c.in), n),
+                                            UnmanagedView<To, Space>(static_cast<To*>(c.out), n)};
+      Kokkos::parallel_for("ew::kokkos::convert", Kokkos::RangePolicy<Exec, Kokkos::IndexType<Index>>(exec, 0, n),
+                           kernel);
+    });
   });
 }
 

@@ -7,7 +7,6 @@
 #include <cstring>
 #include <type_traits>
 
-#include "ew/error.hpp"
 #include "ew/types.hpp"
 
 namespace ew::detail {
