@@ -3,6 +3,7 @@
 // label the GPU ones; an unusable backend's cases are skipped with the reason.
 #include <tuple>
 
+#include "ew_internal/convert_eval.hpp"
 #include "test_support.hpp"
 
 namespace ew::test {
@@ -19,10 +20,9 @@ TEST_P(Ops, MatchesScalarReferenceBitForBit) {
   auto [backend, op, dtype, n, offsets] = GetParam();
   EW_SKIP_IF_UNUSABLE(backend);
   Context ctx(backend);
-  if (dtype == DType::f32)
-    expect_matches_reference<float>(ctx, op, n, offset_sets[offsets]);
-  else
-    expect_matches_reference<double>(ctx, op, n, offset_sets[offsets]);
+  detail::dispatch_dtype(dtype, [&](auto tag) {
+    expect_matches_reference<decltype(tag)>(ctx, op, n, offset_sets[offsets]);
+  });
 }
 
 std::string name(const testing::TestParamInfo<Param>& info) {
@@ -35,7 +35,7 @@ std::string name(const testing::TestParamInfo<Param>& info) {
 #define EW_INSTANTIATE_FOR(backend)                                                                   \
   INSTANTIATE_TEST_SUITE_P(backend, Ops,                                                            \
                            testing::Combine(testing::Values(Backend::backend), testing::ValuesIn(ops), \
-                                            testing::Values(DType::f32, DType::f64),                  \
+                                            testing::Values(DType::f32, DType::f64, DType::f16, DType::bf16), \
                                             testing::ValuesIn(sizes), testing::Range(0, offset_set_count)), \
                            name)
 EW_INSTANTIATE_FOR(scalar);
@@ -53,7 +53,7 @@ void check_aliasing(Context& ctx, Op op) {
   const std::size_t n = 4099;
   for (int mode = 0; mode < (two_inputs ? 3 : 1); ++mode) {  // 0: out == a, 1: out == b, 2: a == b
     std::vector<T> x = random_vector<T>(n), y = random_vector<T>(n);
-    const T s = random_scalar<T>(), t = random_scalar<T>();
+    const compute_t<T> s = random_scalar<compute_t<T>>(), t = random_scalar<compute_t<T>>();
     // For in-place ops, out == a makes y the same array as x.
     const T* ref_b = two_inputs ? (mode == 2 ? x.data() : y.data()) : (info(op).in_place ? x.data() : nullptr);
     std::vector<T> want(n);
@@ -80,10 +80,7 @@ TEST_P(Aliasing, ExactAliasingIsInPlace) {
   auto [backend, op, dtype] = GetParam();
   EW_SKIP_IF_UNUSABLE(backend);
   Context ctx(backend);
-  if (dtype == DType::f32)
-    check_aliasing<float>(ctx, op);
-  else
-    check_aliasing<double>(ctx, op);
+  detail::dispatch_dtype(dtype, [&](auto tag) { check_aliasing<decltype(tag)>(ctx, op); });
 }
 
 std::string alias_name(const testing::TestParamInfo<AliasParam>& info) {
@@ -93,7 +90,7 @@ std::string alias_name(const testing::TestParamInfo<AliasParam>& info) {
 #define EW_INSTANTIATE_ALIASING_FOR(backend)                                                     \
   INSTANTIATE_TEST_SUITE_P(backend, Aliasing,                                                   \
                            testing::Combine(testing::Values(Backend::backend), testing::ValuesIn(ops), \
-                                            testing::Values(DType::f32, DType::f64)),           \
+                                            testing::Values(DType::f32, DType::f64, DType::f16, DType::bf16)), \
                            alias_name)
 EW_INSTANTIATE_ALIASING_FOR(scalar);
 EW_INSTANTIATE_ALIASING_FOR(highway);
@@ -105,9 +102,22 @@ class SpecialValues : public testing::TestWithParam<std::tuple<Backend, Op>> {};
 
 template <class T>
 std::vector<T> specials() {
+  if constexpr (is_storage16_v<T>) {
+    // NaN, ±inf, ±0, ±smallest subnormal, a subnormal, ±largest, smallest normal, ±1.
+    const bool f16 = std::is_same_v<T, half>;
+    const std::vector<std::uint16_t> bits =
+        f16 ? std::vector<std::uint16_t>{0x7e00, 0x7c00, 0xfc00, 0, 0x8000, 0x0001, 0x8001, 0x0155, 0x7bff, 0xfbff,
+                                         0x0400, 0x3c00, 0xbc00}
+            : std::vector<std::uint16_t>{0x7fc0, 0x7f80, 0xff80, 0, 0x8000, 0x0001, 0x8001, 0x0035, 0x7f7f, 0xff7f,
+                                         0x0080, 0x3f80, 0xbf80};
+    std::vector<T> v;
+    for (std::uint16_t b : bits) v.push_back(T::from_bits(b));
+    return v;
+  } else {
   using L = std::numeric_limits<T>;
   return {L::quiet_NaN(), L::infinity(), -L::infinity(), T(0), -T(0), L::denorm_min(), -L::denorm_min(),
           L::min() / T(3), L::max(), -L::max(), L::min(), T(1), T(-1)};
+  }
 }
 
 TEST_P(SpecialValues, PassThroughAsIeee) {
@@ -117,9 +127,13 @@ TEST_P(SpecialValues, PassThroughAsIeee) {
   const std::size_t zero[3] = {0, 0, 0}, odd[3] = {1, 2, 3};
   auto f = specials<float>();
   auto d = specials<double>();
+  auto h = specials<half>();
+  auto bf = specials<bfloat16>();
   for (std::size_t n : {std::size_t(13), std::size_t(77)}) {
     expect_matches_reference<float>(ctx, op, n, zero, &f);
     expect_matches_reference<double>(ctx, op, n, odd, &d);
+    expect_matches_reference<half>(ctx, op, n, odd, &h);
+    expect_matches_reference<bfloat16>(ctx, op, n, zero, &bf);
   }
 }
 

@@ -13,6 +13,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "ew/ew.hpp"
@@ -28,7 +29,7 @@ namespace ew::test {
 
 // The scalar reference: the op table's formula, element by element.
 template <class T>
-void reference(Op op, std::size_t n, const T* a, const T* b, T* out, T s, T t) {
+void reference(Op op, std::size_t n, const T* a, const T* b, T* out, compute_t<T> s, compute_t<T> t) {
   dispatch_op(op, [&](auto o) {
     for (std::size_t i = 0; i < n; ++i) out[i] = apply<decltype(o)::value>(a[i], b ? b[i] : T(0), s, t);
   });
@@ -45,14 +46,22 @@ inline std::mt19937_64& rng() {
   return engine;
 }
 
-// Values of both signs over several binades, so that rounding differences show.
+// Values of both signs over several binades, so that rounding differences show. The
+// 16-bit types take random floats rounded to them.
 template <class T>
 std::vector<T> random_vector(std::size_t n) {
-  std::uniform_real_distribution<T> mantissa(T(-2), T(2));
-  std::uniform_int_distribution<int> exponent(-8, 8);
-  std::vector<T> v(n);
-  for (auto& x : v) x = std::ldexp(mantissa(rng()), exponent(rng()));
-  return v;
+  if constexpr (is_storage16_v<T>) {
+    std::vector<T> v(n);
+    const std::vector<float> f = random_vector<float>(n);
+    for (std::size_t i = 0; i < n; ++i) v[i] = T(f[i]);
+    return v;
+  } else {
+    std::uniform_real_distribution<T> mantissa(T(-2), T(2));
+    std::uniform_int_distribution<int> exponent(-8, 8);
+    std::vector<T> v(n);
+    for (auto& x : v) x = std::ldexp(mantissa(rng()), exponent(rng()));
+    return v;
+  }
 }
 
 template <class T>
@@ -60,10 +69,27 @@ T random_scalar() {
   return random_vector<T>(1)[0];
 }
 
+template <class T>
+bool is_nan(T x) {
+  if constexpr (is_storage16_v<T>) return std::isnan(static_cast<float>(x));
+  else return std::isnan(x);
+}
+
+// A value to print in a message.
+template <class T>
+double printable(T x) {
+  return static_cast<double>(x);
+}
+
 // A quiet NaN with a payload no op produces: an element still holding it was not written.
+// For the 16-bit types a signaling NaN: every 16-bit result is rounded, which quiets NaNs.
 template <class T>
 T poison() {
-  if constexpr (sizeof(T) == 4) {
+  if constexpr (std::is_same_v<T, half>) {
+    return half::from_bits(0x7d5a);
+  } else if constexpr (std::is_same_v<T, bfloat16>) {
+    return bfloat16::from_bits(0x7f9a);
+  } else if constexpr (sizeof(T) == 4) {
     std::uint32_t bits = 0x7fc0dead;
     T v;
     std::memcpy(&v, &bits, 4);
@@ -78,7 +104,7 @@ T poison() {
 
 template <class T>
 bool same_bits(T x, T y) {
-  if (std::isnan(x) && std::isnan(y)) return true;  // payloads may differ between ISAs
+  if (is_nan(x) && is_nan(y)) return true;  // payloads may differ between ISAs
   return std::memcmp(&x, &y, sizeof(T)) == 0;
 }
 
@@ -166,7 +192,7 @@ struct Case {
   std::size_t n;
   std::size_t off[3];
   std::vector<T> a, b, out_init, want;
-  T s, t;
+  compute_t<T> s, t;
 
   std::size_t total() const { return n + 8; }
 
@@ -192,8 +218,8 @@ struct Case {
     std::ostringstream m;
     m.precision(17);
     m << to_string(op) << " " << to_string(dtype_v<T>) << " n=" << n << " offsets {" << off[0] << "," << off[1]
-      << "," << off[2] << "}: " << (guard ? "guard element " : "element ") << i << " is " << got[i] << ", expected "
-      << want[i] << (is_poison(got[i]) ? " (never written)" : "");
+      << "," << off[2] << "}: " << (guard ? "guard element " : "element ") << i << " is " << printable(got[i])
+      << ", expected " << printable(want[i]) << (is_poison(got[i]) ? " (never written)" : "");
     return m.str();
   }
 };
@@ -202,7 +228,8 @@ struct Case {
 template <class T>
 Case<T> make_case(Op op, std::size_t n, const std::size_t (&off)[3], const std::vector<T>* special_a = nullptr) {
   const OpInfo& oi = info(op);
-  Case<T> c{op, n, {off[0], off[1], off[2]}, {}, {}, {}, {}, random_scalar<T>(), random_scalar<T>()};
+  Case<T> c{op, n, {off[0], off[1], off[2]}, {}, {}, {}, {}, random_scalar<compute_t<T>>(),
+            random_scalar<compute_t<T>>()};
   c.a = random_vector<T>(c.total());
   c.b = random_vector<T>(c.total());
   if (special_a)
