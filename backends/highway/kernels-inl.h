@@ -107,96 +107,164 @@ void Chunk(std::size_t n, const T* a, const T* b, T* out, T s, T t, bool stream)
 // 1.0.3's own f16 conversions round and handle inf/NaN only where F16C does them (AVX2
 // and up, which use it here too), and its bf16 DemoteTo truncates.
 
-// The 16-bit vector of one f32 vector's lanes.
+#if HWY_TARGET <= HWY_AVX2 && !defined(HWY_DISABLE_F16C)
+#define EW_HIGHWAY_F16C 1
+#endif
+
+// f16 bits (in the low 16 bits of each u32 lane) to float: exact, a NaN made quiet.
+template <class DF, class VU>
+HWY_INLINE hn::Vec<DF> WidenF16Bits(DF df, VU bits) {
+  const hn::RebindToSigned<DF> di;
+  const auto w = hn::BitCast(di, bits);
+  const auto sign = hn::ShiftLeft<16>(hn::And(w, hn::Set(di, 0x8000)));
+  const auto em = hn::And(w, hn::Set(di, 0x7fff));
+  const auto normal = hn::Add(hn::ShiftLeft<13>(em), hn::Set(di, 0x38000000));
+  const auto inf_nan = hn::Or(hn::Or(hn::ShiftLeft<13>(em), hn::Set(di, 0x7f800000)),
+                              hn::IfThenElseZero(hn::Gt(em, hn::Set(di, 0x7c00)), hn::Set(di, 0x400000)));
+  // Subnormals and zero: the fraction times 2^-24, exact in float.
+  const auto sub = hn::BitCast(di, hn::Mul(hn::ConvertTo(df, em), hn::Set(df, 1.0f / 16777216.0f)));
+  const auto magnitude = hn::IfThenElse(hn::Gt(em, hn::Set(di, 0x7bff)), inf_nan,
+                                        hn::IfThenElse(hn::Lt(em, hn::Set(di, 0x400)), sub, normal));
+  return hn::BitCast(df, hn::Or(magnitude, sign));
+}
+
+// Float to f16 bits (in the low 16 bits of each i32 lane), rounded to nearest even.
+template <class DF>
+HWY_INLINE hn::Vec<hn::RebindToSigned<DF>> NarrowF16Bits(DF df, hn::Vec<DF> v) {
+  const hn::RebindToUnsigned<DF> du;
+  const hn::RebindToSigned<DF> di;
+  const auto bits = hn::BitCast(du, v);
+  const auto a = hn::BitCast(di, hn::And(bits, hn::Set(du, 0x7fffffffu)));
+  const auto sign16 = hn::And(hn::ShiftRight<16>(hn::BitCast(di, bits)), hn::Set(di, 0x8000));
+  // Normal results: rebias, round to nearest even at bit 13.
+  const auto normal = hn::ShiftRight<13>(hn::Add(hn::Add(hn::Sub(a, hn::Set(di, 0x38000000)), hn::Set(di, 0xfff)),
+                                                 hn::And(hn::ShiftRight<13>(a), hn::Set(di, 1))));
+  // Subnormal results: adding 0.5 rounds |x| to a multiple of 2^-24, nearest even.
+  const auto sub = hn::Sub(hn::BitCast(di, hn::Add(hn::BitCast(df, a), hn::Set(df, 0.5f))), hn::Set(di, 0x3f000000));
+  const auto inf_nan = hn::IfThenElse(hn::Gt(a, hn::Set(di, 0x7f800000)),
+                                      hn::Or(hn::Set(di, 0x7e00), hn::And(hn::ShiftRight<13>(a), hn::Set(di, 0x3ff))),
+                                      hn::Set(di, 0x7c00));
+  const auto r = hn::IfThenElse(hn::Gt(a, hn::Set(di, 0x477fefff)), inf_nan,
+                                hn::IfThenElse(hn::Lt(a, hn::Set(di, 0x38800000)), sub, normal));
+  return hn::Or(r, sign16);
+}
+
+// Float to bf16, rounded to nearest even: the result in the HIGH 16 bits of each lane
+// (the low bits are left over), a NaN made quiet with its sign and top payload bits.
+template <class DF>
+HWY_INLINE hn::Vec<hn::RebindToUnsigned<DF>> NarrowBF16High(DF df, hn::Vec<DF> v) {
+  const hn::RebindToUnsigned<DF> du;
+  const auto bits = hn::BitCast(du, v);
+  const auto lsb = hn::And(hn::ShiftRight<16>(bits), hn::Set(du, 1u));
+  const auto rounded = hn::Add(hn::Add(bits, hn::Set(du, 0x7fffu)), lsb);
+  (void)df;
+  return hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(v)), hn::Or(bits, hn::Set(du, 0x400000u)), rounded);
+}
+
+// The 16-bit vector of one f32 vector's lanes, for ew::convert.
 template <class DF>
 using Bits16 = hn::Vec<hn::Rebind<uint16_t, DF>>;
 
 template <class T, class DF>
 HWY_INLINE hn::Vec<DF> Widen16(DF df, Bits16<DF> bits) {
   const hn::RebindToUnsigned<DF> du;
-  const hn::RebindToSigned<DF> di;
   if constexpr (std::is_same_v<T, bfloat16>) {
-    const auto f = hn::ShiftLeft<16>(hn::PromoteTo(du, bits));
-    const auto nan = hn::Gt(hn::BitCast(di, hn::And(f, hn::Set(du, 0x7fffffffu))), hn::Set(di, 0x7f800000));
-    return hn::BitCast(df, hn::IfThenElse(hn::RebindMask(du, nan), hn::Or(f, hn::Set(du, 0x400000u)), f));
+    const auto f = hn::BitCast(df, hn::ShiftLeft<16>(hn::PromoteTo(du, bits)));
+    return hn::IfThenElse(hn::IsNaN(f), hn::Or(f, hn::BitCast(df, hn::Set(du, 0x400000u))), f);
   } else {
-#if HWY_TARGET <= HWY_AVX2 && !defined(HWY_DISABLE_F16C)
+#ifdef EW_HIGHWAY_F16C
     // F16C: exact, and a NaN is made quiet with its payload kept.
+    (void)du;
     return hn::PromoteTo(df, hn::BitCast(hn::Rebind<hwy::float16_t, DF>(), bits));
 #else
-    const auto w = hn::BitCast(di, hn::PromoteTo(du, bits));
-    const auto sign = hn::ShiftLeft<16>(hn::And(w, hn::Set(di, 0x8000)));
-    const auto em = hn::And(w, hn::Set(di, 0x7fff));
-    const auto normal = hn::Add(hn::ShiftLeft<13>(em), hn::Set(di, 0x38000000));
-    const auto inf_nan = hn::Or(hn::Or(hn::ShiftLeft<13>(em), hn::Set(di, 0x7f800000)),
-                                hn::IfThenElseZero(hn::Gt(em, hn::Set(di, 0x7c00)), hn::Set(di, 0x400000)));
-    // Subnormals and zero: the fraction times 2^-24, exact in float.
-    const auto sub = hn::BitCast(di, hn::Mul(hn::ConvertTo(df, em), hn::Set(df, 1.0f / 16777216.0f)));
-    const auto magnitude = hn::IfThenElse(hn::Gt(em, hn::Set(di, 0x7bff)), inf_nan,
-                                          hn::IfThenElse(hn::Lt(em, hn::Set(di, 0x400)), sub, normal));
-    return hn::BitCast(df, hn::Or(magnitude, sign));
+    return WidenF16Bits(df, hn::PromoteTo(du, bits));
 #endif
   }
 }
 
 template <class T, class DF>
 HWY_INLINE Bits16<DF> Narrow16(DF df, hn::Vec<DF> v) {
-  const hn::RebindToUnsigned<DF> du;
   const hn::RebindToSigned<DF> di;
   const hn::Rebind<uint16_t, DF> d16;
-  const auto bits = hn::BitCast(du, v);
-  const auto magnitude = hn::BitCast(di, hn::And(bits, hn::Set(du, 0x7fffffffu)));
-  const auto nan = hn::Gt(magnitude, hn::Set(di, 0x7f800000));
   if constexpr (std::is_same_v<T, bfloat16>) {
-    const auto high = hn::ShiftRight<16>(bits);
-    const auto rounded = hn::ShiftRight<16>(
-        hn::Add(hn::Add(bits, hn::Set(du, 0x7fffu)), hn::And(high, hn::Set(du, 1u))));
-    const auto r = hn::IfThenElse(hn::RebindMask(du, nan), hn::Or(high, hn::Set(du, 0x40u)), rounded);
-    return hn::DemoteTo(d16, hn::BitCast(di, r));
+    return hn::DemoteTo(d16, hn::BitCast(di, hn::ShiftRight<16>(NarrowBF16High(df, v))));
   } else {
-#if HWY_TARGET <= HWY_AVX2 && !defined(HWY_DISABLE_F16C)
-    (void)magnitude, (void)nan;
+#ifdef EW_HIGHWAY_F16C
     // F16C rounds to nearest even (immediate rounding mode) and keeps NaNs as the rule says.
+    (void)di;
     return hn::BitCast(d16, hn::DemoteTo(hn::Rebind<hwy::float16_t, DF>(), v));
 #else
-    const auto a = magnitude;
-    const auto sign = hn::ShiftRight<16>(hn::BitCast(di, hn::And(bits, hn::Set(du, 0x80000000u))));
-    const auto sign16 = hn::And(sign, hn::Set(di, 0x8000));
-    // Normal results: rebias, round to nearest even at bit 13.
-    const auto normal = hn::ShiftRight<13>(hn::Add(hn::Add(hn::Sub(a, hn::Set(di, 0x38000000)), hn::Set(di, 0xfff)),
-                                                   hn::And(hn::ShiftRight<13>(a), hn::Set(di, 1))));
-    // Subnormal results: adding 0.5 rounds |x| to a multiple of 2^-24, nearest even.
-    const auto sub = hn::Sub(hn::BitCast(di, hn::Add(hn::BitCast(df, a), hn::Set(df, 0.5f))), hn::Set(di, 0x3f000000));
-    const auto inf_nan = hn::IfThenElse(
-        nan, hn::Or(hn::Set(di, 0x7e00), hn::And(hn::ShiftRight<13>(a), hn::Set(di, 0x3ff))), hn::Set(di, 0x7c00));
-    const auto r = hn::IfThenElse(hn::Gt(a, hn::Set(di, 0x477fefff)), inf_nan,
-                                  hn::IfThenElse(hn::Lt(a, hn::Set(di, 0x38800000)), sub, normal));
-    return hn::DemoteTo(d16, hn::Or(r, sign16));
+    return hn::DemoteTo(d16, NarrowF16Bits(df, v));
 #endif
   }
 }
 
 #if HWY_TARGET != HWY_SCALAR
-// The vector body over [i, end) with `out + i` vector-aligned: one 16-bit vector holds
-// two float vectors, computed as the float op computes them.
+// For the ops, a 16-bit vector is split into two float vectors and joined back in an
+// order of lanes of its own: the ops are elementwise, so any order that loads and stores
+// alike will do. f16 with F16C: lower and upper halves (the instructions convert runs of
+// lanes). Otherwise even and odd lanes, which a 32-bit lane reaches with one shift or
+// mask; widening for the ops keeps a signaling NaN signaling (the float op or the
+// rounding quiets it).
+template <class T>
+constexpr bool split_in_halves() {
+#ifdef EW_HIGHWAY_F16C
+  return std::is_same_v<T, half>;
+#else
+  return false;
+#endif
+}
+
+template <Op op, class T, class D16>
+HWY_INLINE hn::Vec<D16> Apply16(D16 d16, hn::Vec<D16> va, hn::Vec<D16> vb, float s, float t) {
+  if constexpr (split_in_halves<T>()) {
+    const hn::Half<D16> dh;
+    const hn::Rebind<float, decltype(dh)> df;
+    const auto vs = hn::Set(df, s), vt = hn::Set(df, t);
+    const auto lo = ApplyVec<op>(Widen16<T>(df, hn::LowerHalf(dh, va)), Widen16<T>(df, hn::LowerHalf(dh, vb)), vs, vt);
+    const auto hi = ApplyVec<op>(Widen16<T>(df, hn::UpperHalf(dh, va)), Widen16<T>(df, hn::UpperHalf(dh, vb)), vs, vt);
+    return hn::Combine(d16, Narrow16<T>(df, hi), Narrow16<T>(df, lo));
+  } else {
+    const hn::Repartition<float, D16> df;
+    const hn::RebindToUnsigned<decltype(df)> du;
+    const auto vs = hn::Set(df, s), vt = hn::Set(df, t);
+    const auto a32 = hn::BitCast(du, va), b32 = hn::BitCast(du, vb);
+    if constexpr (std::is_same_v<T, bfloat16>) {
+      const auto high = hn::Set(du, 0xffff0000u);
+      const auto even = ApplyVec<op>(hn::BitCast(df, hn::ShiftLeft<16>(a32)), hn::BitCast(df, hn::ShiftLeft<16>(b32)), vs, vt);
+      const auto odd = ApplyVec<op>(hn::BitCast(df, hn::And(a32, high)), hn::BitCast(df, hn::And(b32, high)), vs, vt);
+      return hn::OddEven(hn::BitCast(d16, NarrowBF16High(df, odd)),
+                         hn::BitCast(d16, hn::ShiftRight<16>(NarrowBF16High(df, even))));
+    } else {
+      const auto low = hn::Set(du, 0xffffu);
+      const auto even = ApplyVec<op>(WidenF16Bits(df, hn::And(a32, low)), WidenF16Bits(df, hn::And(b32, low)), vs, vt);
+      const auto odd = ApplyVec<op>(WidenF16Bits(df, hn::ShiftRight<16>(a32)), WidenF16Bits(df, hn::ShiftRight<16>(b32)), vs, vt);
+      return hn::OddEven(hn::BitCast(d16, hn::ShiftLeft<16>(NarrowF16Bits(df, odd))),
+                         hn::BitCast(d16, NarrowF16Bits(df, even)));
+    }
+  }
+}
+
+// The vector body over [i, end) with `out + i` vector-aligned.
 template <Op op, bool stream, class T>
 HWY_INLINE std::size_t VectorBody16(std::size_t i, std::size_t end, const T* a, const T* b, T* out, float s,
                                     float t) {
   constexpr bool reads_b = info(op).reads_b();
   const hn::ScalableTag<uint16_t> d16;
-  const hn::Half<decltype(d16)> dh;
-  const hn::Rebind<float, decltype(dh)> df;
   const std::size_t N = hn::Lanes(d16);
   const auto* pa = reinterpret_cast<const uint16_t*>(a);
   const auto* pb = reinterpret_cast<const uint16_t*>(b);
   auto* po = reinterpret_cast<uint16_t*>(out);
-  const auto vs = hn::Set(df, s), vt = hn::Set(df, t);
+  for (; i + 2 * N <= end; i += 2 * N) {
+    const auto a0 = hn::LoadU(d16, pa + i), a1 = hn::LoadU(d16, pa + i + N);
+    const auto b0 = reads_b ? hn::LoadU(d16, pb + i) : hn::Zero(d16);
+    const auto b1 = reads_b ? hn::LoadU(d16, pb + i + N) : hn::Zero(d16);
+    StoreAligned<stream>(Apply16<op, T>(d16, a0, b0, s, t), d16, po + i);
+    StoreAligned<stream>(Apply16<op, T>(d16, a1, b1, s, t), d16, po + i + N);
+  }
   for (; i + N <= end; i += N) {
-    const auto va = hn::LoadU(d16, pa + i);
     const auto vb = reads_b ? hn::LoadU(d16, pb + i) : hn::Zero(d16);
-    const auto lo = ApplyVec<op>(Widen16<T>(df, hn::LowerHalf(dh, va)), Widen16<T>(df, hn::LowerHalf(dh, vb)), vs, vt);
-    const auto hi = ApplyVec<op>(Widen16<T>(df, hn::UpperHalf(dh, va)), Widen16<T>(df, hn::UpperHalf(dh, vb)), vs, vt);
-    StoreAligned<stream>(hn::Combine(d16, Narrow16<T>(df, hi), Narrow16<T>(df, lo)), d16, po + i);
+    StoreAligned<stream>(Apply16<op, T>(d16, hn::LoadU(d16, pa + i), vb, s, t), d16, po + i);
   }
   if constexpr (stream) hwy::FlushStream();
   return i;
