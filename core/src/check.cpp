@@ -6,6 +6,7 @@
 #include <string>
 
 #include "ew/error.hpp"
+#include "ew/sharded.hpp"
 #include "ew_internal/backend_impl.hpp"
 #include "ew_internal/registry.hpp"
 
@@ -85,6 +86,14 @@ MemorySpace check_memory_space(const Context& ctx, const char* call, const char*
                                MemorySpace tagged) {
   BackendImpl& backend = checked_backend(ctx, call);
   const MemorySpace space = tagged != MemorySpace::unknown ? tagged : classify(p);
+  if (space == MemorySpace::device && backend.shard_count() > 1) {
+    std::vector<int> devices;
+    for (int k = 0; k < backend.shard_count(); ++k) devices.push_back(backend.shard(k).device());
+    throw Error(Errc::foreign_memory, where(call, operand) + " is device memory, which belongs to one device, and this "
+                                          "context runs on " + device_list(devices) +
+                                          ": pass an ew::ShardedBuffer, host, pinned or managed memory, or run on "
+                                          "Context::shard(k)");
+  }
   if (!backend.accepts(space))
     throw Error(Errc::foreign_memory, where(call, operand) + " lives in " + to_string(space) + " memory, which the " +
                                           ctx.backend_name() + " backend cannot access");

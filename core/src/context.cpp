@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <climits>
 #include <cstdint>
 #include <cstdlib>
@@ -9,6 +10,7 @@
 #include "ew/context.hpp"
 #include "ew/error.hpp"
 #include "ew_internal/check.hpp"
+#include "ew_internal/multi_device.hpp"
 #include "ew_internal/registry.hpp"
 
 namespace ew {
@@ -66,18 +68,65 @@ void check_transfer_size(std::size_t buffer_size, std::size_t n, const char* wha
                                          " elements, host array " + std::to_string(n));
 }
 
-int requested_device(const ContextOptions& options) {
-  if (options.device >= 0) return options.device;
-  const char* env = std::getenv("EW_DEVICE");
-  if (!env || !*env) return -1;
-  long long d = 0;
-  for (const char* c = env; *c; ++c) {
-    if (*c < '0' || *c > '9' || (d = d * 10 + (*c - '0')) > INT_MAX)
-      throw Error(Errc::invalid_argument, "EW_DEVICE='" + std::string(env) +
-                                              "' is not a device index (accepted: a GPU index 0.." +
-                                              std::to_string(INT_MAX) + " in decimal digits, or unset)");
+namespace {
+
+// EW_DEVICE: one index, or a comma-separated list of distinct ones ("0,1").
+std::vector<int> parse_device_list(const char* env) {
+  const auto malformed = [&] {
+    return Error(Errc::invalid_argument, "EW_DEVICE='" + std::string(env) +
+                                             "' is not a device index (accepted: a GPU index 0.." +
+                                             std::to_string(INT_MAX) +
+                                             " in decimal digits, a comma-separated list of distinct indices such as "
+                                             "0,1, or unset)");
+  };
+  std::vector<int> devices;
+  const char* c = env;
+  for (;;) {
+    long long d = 0;
+    const char* start = c;
+    for (; *c >= '0' && *c <= '9'; ++c)
+      if ((d = d * 10 + (*c - '0')) > INT_MAX) throw malformed();
+    if (c == start || (*c && *c != ',')) throw malformed();
+    if (std::find(devices.begin(), devices.end(), static_cast<int>(d)) != devices.end())
+      throw Error(Errc::invalid_argument, "EW_DEVICE='" + std::string(env) + "' lists device " + std::to_string(d) +
+                                              " twice");
+    devices.push_back(static_cast<int>(d));
+    if (!*c) return devices;
+    ++c;  // past the comma: another index must follow
   }
-  return static_cast<int>(d);
+}
+
+}  // namespace
+
+std::vector<int> requested_devices(const ContextOptions& options) {
+  if (!options.devices.empty()) {
+    if (options.device >= 0)
+      throw Error(Errc::invalid_argument, "ContextOptions::device and ContextOptions::devices are both set; set one");
+    for (std::size_t k = 0; k < options.devices.size(); ++k) {
+      const int d = options.devices[k];
+      if (d < 0)
+        throw Error(Errc::invalid_argument, "ContextOptions::devices[" + std::to_string(k) + "] = " + std::to_string(d) +
+                                                " is not a device index");
+      if (std::find(options.devices.begin(), options.devices.begin() + static_cast<std::ptrdiff_t>(k), d) !=
+          options.devices.begin() + static_cast<std::ptrdiff_t>(k))
+        throw Error(Errc::invalid_argument, "ContextOptions::devices lists device " + std::to_string(d) + " twice");
+    }
+    return options.devices;
+  }
+  if (options.device >= 0) return {options.device};
+  const char* env = std::getenv("EW_DEVICE");
+  if (!env || !*env) return {};
+  return parse_device_list(env);
+}
+
+int requested_device(const ContextOptions& options) {
+  if (options.device >= 0 && options.devices.empty()) return options.device;
+  const std::vector<int> devices = requested_devices(options);
+  if (devices.size() > 1)
+    throw Error(Errc::invalid_argument, (options.devices.empty() ? "EW_DEVICE" : "ContextOptions::devices") +
+                                            std::string(" lists ") + std::to_string(devices.size()) +
+                                            " devices; this backend runs on one");
+  return devices.empty() ? -1 : devices[0];
 }
 
 void reject_device_options(const ContextOptions& options, const char* backend) {
@@ -94,8 +143,11 @@ void reject_device_options(const ContextOptions& options, const char* backend) {
 Context::Context(Backend backend, const ContextOptions& options)
     : backend_(resolve_backend(backend)), options_(options) {
   if (options.threads < 0) throw Error(Errc::invalid_argument, "ContextOptions::threads must be >= 0");
-  impl_ = detail::descriptor(backend_).create(options_);
+  impl_ = detail::create_backend(backend_, options_);
 }
+
+Context::Context(Backend backend, const ContextOptions& options, std::shared_ptr<detail::BackendImpl> impl)
+    : backend_(backend), options_(options), impl_(std::move(impl)) {}
 
 Context::~Context() = default;
 Context::Context(Context&&) noexcept = default;
@@ -106,5 +158,28 @@ void* Context::native_stream() const {
   return detail::checked_backend(*this, "Context::native_stream").native_stream();
 }
 void Context::synchronize() { detail::checked_backend(*this, "Context::synchronize").synchronize(); }
+
+std::vector<int> Context::devices() const {
+  detail::BackendImpl& b = detail::checked_backend(*this, "Context::devices");
+  std::vector<int> devices;
+  for (int k = 0; k < b.shard_count(); ++k)
+    if (b.shard(k).device() >= 0) devices.push_back(b.shard(k).device());
+  return devices;
+}
+
+int Context::shard_count() const { return detail::checked_backend(*this, "Context::shard_count").shard_count(); }
+
+Context Context::shard(int k) const {
+  detail::BackendImpl& b = detail::checked_backend(*this, "Context::shard");
+  if (k < 0 || k >= b.shard_count())
+    throw Error(Errc::invalid_argument, "Context::shard(" + std::to_string(k) + "): this context has " +
+                                            std::to_string(b.shard_count()) + " shard(s)");
+  if (b.shard_count() == 1) return Context(backend_, options_, impl_);
+  ContextOptions one = options_;
+  one.devices.clear();
+  one.device = b.shard(k).device();
+  // Shares ownership of the whole backend: the shard lives as long as any context uses it.
+  return Context(backend_, one, std::shared_ptr<detail::BackendImpl>(impl_, &b.shard(k)));
+}
 
 }  // namespace ew

@@ -144,7 +144,7 @@ Backend resolve_backend(Backend requested) {
     }
     // The environment chooses the device too: a malformed EW_DEVICE fails here, on every
     // backend, rather than being ignored by those that run on the host.
-    detail::requested_device(ContextOptions{});
+    detail::requested_devices(ContextOptions{});
   }
   if (requested != Backend::automatic) {
     BackendStatus s = backend_status(requested);

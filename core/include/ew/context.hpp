@@ -1,6 +1,7 @@
 #pragma once
 #include <cstddef>
 #include <memory>
+#include <vector>
 
 #include "ew/backend.hpp"
 #include "ew/types.hpp"
@@ -13,6 +14,10 @@ class BackendImpl;
 
 struct ContextOptions {
   int device = -1;             // GPU index; -1: EW_DEVICE, else 0
+  // Several GPUs in one context (cuda): one stream each; host-resident and managed operands
+  // are split across them, ew::ShardedBuffer holds a shard on each (docs/multigpu.md).
+  // Empty: `device`, else EW_DEVICE ("0,1" is a list too). Not with `device` or `stream`.
+  std::vector<int> devices;
   void* stream = nullptr;      // a caller's cudaStream_t to borrow; null: the context owns one
   int threads = 0;             // CPU backends: worker threads; 0: all hardware threads
   std::size_t staging_bytes = 0;  // CUDA host-resident pipeline staging limit; 0: the default
@@ -33,14 +38,22 @@ class Context {
   Backend backend() const noexcept { return backend_; }
   const char* backend_name() const noexcept { return to_string(backend_); }
   const ContextOptions& options() const noexcept { return options_; }
-  int device() const;
-  void* native_stream() const;  // the cudaStream_t in use, or null
-  void synchronize();
+  int device() const;           // the GPU (the first of devices()), or -1 on the host
+  void* native_stream() const;  // the cudaStream_t in use, or null; an error on several devices
+  void synchronize();           // on several devices: waits for all of them
+
+  // The GPUs of this context in shard order: one entry per device, empty on the host.
+  std::vector<int> devices() const;
+  int shard_count() const;      // devices().size(), at least 1
+  // A context for shard k alone (device devices()[k], its stream), sharing this context's
+  // backend: what it runs is ordered with what this context runs on that device.
+  Context shard(int k) const;
 
   detail::BackendImpl& impl() const { return *impl_; }
   const std::shared_ptr<detail::BackendImpl>& shared_impl() const { return impl_; }
 
  private:
+  Context(Backend backend, const ContextOptions& options, std::shared_ptr<detail::BackendImpl> impl);
   Backend backend_;
   ContextOptions options_;
   std::shared_ptr<detail::BackendImpl> impl_;

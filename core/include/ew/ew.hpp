@@ -8,6 +8,7 @@
 #include "ew/expr.hpp"
 #include "ew/ops.hpp"
 #include "ew/reduce.hpp"
+#include "ew/sharded.hpp"
 #include "ew/span.hpp"
 #include "ew/types.hpp"
 #include "ew/version.hpp"

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "ew/context.hpp"
 #include "ew/expr.hpp"
@@ -106,6 +107,9 @@ class BackendImpl {
   virtual void copy_bytes(void* dst, const void* src, std::size_t bytes);
   virtual int device() const { return -1; }
   virtual void* native_stream() const { return nullptr; }
+  // A context over several devices (multi_device.hpp) holds one backend per device.
+  virtual int shard_count() const { return 1; }
+  virtual BackendImpl& shard(int) { return *this; }
 };
 
 struct Probe {
@@ -131,6 +135,10 @@ struct BackendDescriptor {
 // The GPU a context asks for: ContextOptions::device when set, else EW_DEVICE, else -1
 // (none asked). A malformed EW_DEVICE throws Error(invalid_argument).
 int requested_device(const ContextOptions& options);
+// The GPUs a context asks for: ContextOptions::devices, else `device`, else EW_DEVICE
+// (an index or a comma-separated list of distinct indices); empty when none is asked.
+// requested_device() is the single-device form: a list of several is an error there.
+std::vector<int> requested_devices(const ContextOptions& options);
 // For backends that run on the host threads: a stream or a GPU index they cannot
 // honour is an error, not something to ignore.
 void reject_device_options(const ContextOptions& options, const char* backend);
