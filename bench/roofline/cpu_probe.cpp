@@ -129,10 +129,21 @@ void host_fill(void* p, std::size_t n, DType dtype, unsigned seed) {
     x ^= x >> 31, x *= 0xBF58476D1CE4E5B9ull, x ^= x >> 29;
     return x;
   };
-  if (dtype == DType::f32) {
+  if (size_of(dtype) == 2) {  // f16 or bf16 in [1, 2)
+    auto* h = static_cast<std::uint16_t*>(p);
+    const bool f16 = dtype == DType::f16;
+#pragma omp parallel for schedule(static)
+    for (std::size_t i = 0; i < n; ++i)
+      h[i] = f16 ? std::uint16_t(0x3C00u | (hash(i) >> 54)) : std::uint16_t(0x3F80u | (hash(i) >> 57));
+  } else if (dtype == DType::f32) {
     auto* f = static_cast<std::uint32_t*>(p);
 #pragma omp parallel for schedule(static)
-    for (std::size_t i = 0; i < n; ++i) f[i] = 0x3F800000u | std::uint32_t(hash(i) >> 41);
+    // Each 16-bit half is also a normal number in [1/128, 2) as f16 and as bf16, so that
+    // arenas filled as f32 serve the 16-bit dtypes without infinities or subnormals.
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::uint64_t h = hash(i);
+      f[i] = 0x3F800000u | std::uint32_t(h >> 57) << 16 | 0x3C00u | std::uint32_t((h >> 40) & 0x3FFu);
+    }
   } else {
     auto* d = static_cast<std::uint64_t*>(p);
 #pragma omp parallel for schedule(static)

@@ -74,6 +74,11 @@ int run(const Options& o) {
   for (const ew::OpInfo& oi : ew::op_table) plan.ops.push_back(oi.op);
   if (!o.ops.empty()) plan.ops = o.ops;
   plan.dtypes = o.dtypes.empty() ? std::vector<ew::DType>{ew::DType::f32, ew::DType::f64} : o.dtypes;
+  // The intensity probe, expressions and reductions take f32 and f64; f16 and bf16 are
+  // storage for the seven ops (their arithmetic is f32's).
+  std::vector<ew::DType> wide;
+  for (ew::DType d : plan.dtypes)
+    if (!ew::is_storage16(d)) wide.push_back(d);
   plan.host_log2 = !o.sizes_log2.empty() ? o.sizes_log2 : o.quick ? powers(12, 24, 4) : powers(10, 26, 1);
   plan.device_log2 = !o.sizes_log2.empty() ? o.sizes_log2 : o.quick ? powers(16, 28, 4) : powers(10, 28, 1);
   plan.cold = o.cold, plan.warm = o.warm, plan.reps = r.reps, plan.quick = o.quick;
@@ -94,7 +99,7 @@ int run(const Options& o) {
   }
 
   const std::vector<int> ks = o.quick ? std::vector<int>{1, 4, 16, 64, 256} : std::vector<int>{1, 2, 4, 8, 16, 32, 64, 128, 256};
-  for (ew::DType d : o.only_expressions ? std::vector<ew::DType>{} : plan.dtypes) {
+  for (ew::DType d : o.only_expressions ? std::vector<ew::DType>{} : wide) {
     if (host) {
       progress.step(std::string("intensity probe, cpu ") + ew::to_string(d));
       std::size_t n = std::max<std::size_t>(std::size_t(1) << 22, 4 * r.machine.llc_bytes / ew::size_of(d));
@@ -111,7 +116,7 @@ int run(const Options& o) {
     ExprPlan ep;
     ep.backends = o.backends;
     ep.expressions = !o.expressions.empty() ? o.expressions : o.quick ? quick_expressions() : expression_names();
-    ep.dtypes = !o.dtypes.empty() ? o.dtypes : o.quick ? std::vector<ew::DType>{ew::DType::f32} : plan.dtypes;
+    ep.dtypes = !o.dtypes.empty() ? wide : o.quick ? std::vector<ew::DType>{ew::DType::f32} : plan.dtypes;
     // --quick: 2^22, the smallest size of issue 11's goals, cheap even for a single-threaded backend.
     ep.log2_sizes = !o.sizes_log2.empty() ? o.sizes_log2 : o.quick ? std::vector<int>{22} : plan.host_log2;
     // On a GPU, --quick: a launch-bound size, a mid size and a large one (issue 12's goals
@@ -129,7 +134,7 @@ int run(const Options& o) {
   if (!o.no_reductions && !o.only_expressions) {
     ReductionPlan rp;
     rp.backends = o.backends;
-    rp.dtypes = plan.dtypes;
+    rp.dtypes = wide;
     rp.host_log2 = !o.sizes_log2.empty() ? o.sizes_log2 : o.quick ? std::vector<int>{22} : powers(16, 26, 2);
     rp.device_log2 = !o.sizes_log2.empty() ? o.sizes_log2 : o.quick ? std::vector<int>{24} : powers(20, 28, 2);
     rp.peers = o.peers, rp.quick = o.quick, rp.reps = r.reps;

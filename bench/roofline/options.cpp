@@ -23,7 +23,7 @@ const char* usage() {
          "options:\n"
          "  --backends LIST  scalar,highway,kokkos,cuda (default: every usable backend)\n"
          "  --ops LIST       copy,scale,add,mul,triad,axpy,axpby (default: all)\n"
-         "  --dtypes LIST    f32,f64 (default: both)\n"
+         "  --dtypes LIST    f32,f64,f16,bf16 (default: f32,f64; f16 and bf16 for the ops only)\n"
          "  --sizes SPEC     log2 of n, exponents 0..34: FIRST:LAST[:STEP] or a list,\n"
          "                   e.g. 10:26 or 12,20,24 (20 means 2^20 = 1048576 elements;\n"
          "                   default: 10:28 on a GPU, 10:26 on the CPU)\n"
@@ -197,12 +197,14 @@ Options parse(int argc, char** argv) {
         add_unique(o.ops, it->op);
       }
     } else if (arg == "--dtypes") {
-      const std::string spec = take("f32, f64 or f32,f64");
-      if (list(spec).empty()) throw UsageError("--dtypes: empty list; give f32, f64 or f32,f64");
+      const std::string spec = take("a list of f32, f64, f16, bf16 such as f32,f16");
+      if (list(spec).empty()) throw UsageError("--dtypes: empty list; give a list of f32, f64, f16, bf16");
       for (const std::string& s : list(spec)) {
         if (s == "f32" || s == "float") add_unique(o.dtypes, DType::f32);
         else if (s == "f64" || s == "double") add_unique(o.dtypes, DType::f64);
-        else throw UsageError("--dtypes: unknown dtype '" + s + "'; give f32, f64 or f32,f64");
+        else if (s == "f16" || s == "half") add_unique(o.dtypes, DType::f16);
+        else if (s == "bf16" || s == "bfloat16") add_unique(o.dtypes, DType::bf16);
+        else throw UsageError("--dtypes: unknown dtype '" + s + "'; give a list of f32, f64, f16, bf16");
       }
     } else if (arg == "--sizes") {
       o.sizes_log2 = parse_sizes(take("log2 exponents such as 20 or 10:26"));

@@ -150,6 +150,32 @@ if(NOT svg MATCHES "Expressions at n")
   fail("f.svg lacks the expressions panel")
 endif()
 
+# 16-bit storage: the ops in f16 and bf16 (with the peers), verified bit for bit against
+# scalar, the JSON's dtype naming them; no intensity probe, expressions or reductions for them.
+execute_process(COMMAND "${EXE}" --quick --reps 1 --sizes 12 --backends scalar --ops add,axpy --dtypes f16,bf16
+                        --json "${WORK}/h.json"
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0 OR err MATCHES "differs")
+  fail("--dtypes f16,bf16: exit ${rc}\n${out}\n${err}")
+endif()
+file(READ "${WORK}/h.json" json16)
+string(JSON n16 LENGTH "${json16}" results)
+set(dtypes16 "")
+math(EXPR last16 "${n16} - 1")
+foreach(i RANGE ${last16})
+  string(JSON d GET "${json16}" results ${i} dtype)
+  string(JSON ok GET "${json16}" results ${i} verified)
+  if(NOT ok)
+    fail("--dtypes f16,bf16: result ${i} (${d}) not verified")
+  endif()
+  list(APPEND dtypes16 ${d})
+endforeach()
+list(REMOVE_DUPLICATES dtypes16)
+list(SORT dtypes16)
+if(NOT dtypes16 STREQUAL "bf16;f16")
+  fail("--dtypes f16,bf16: results name the dtypes '${dtypes16}'")
+endif()
+
 # 2. Bad flags and values: exit status 2, nothing on stdout, exactly one line on stderr that
 #    names the flag and says what is wanted. The valid options in front keep a regression that
 #    accepts the bad one down to a tiny run.
@@ -192,7 +218,7 @@ expect_refused("--backends: 'auto' is not a backend" --backends auto)
 expect_refused("--backends: empty list" --backends ,)
 expect_refused("--ops: unknown op 'divide'; give copy, scale, add, mul, triad, axpy, axpby" --ops=divide)
 expect_refused("--ops: empty list" --ops=)
-expect_refused("--dtypes: unknown dtype 'f16'; give f32, f64" --dtypes f16)
+expect_refused("--dtypes: unknown dtype 'f8'; give a list of f32, f64, f16, bf16" --dtypes f8)
 expect_refused("--dtypes needs a value" --dtypes)
 expect_refused("--expressions: unknown expression 'gelu'; give relu, silu, dot4, clamp, chain3" --expressions relu,gelu)
 expect_refused("--no-expressions contradicts --only-expressions" --no-expressions --only-expressions)

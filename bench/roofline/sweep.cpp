@@ -21,6 +21,18 @@ constexpr std::size_t page = 4096;
 // The scalars every op gets: finite values that keep repeated in-place ops bounded.
 constexpr double scalar_s = 0.75, scalar_t = 0.5;
 
+// Calls f(T{}) with T the element type of dtype d.
+template <class F>
+decltype(auto) with_type(DType d, F&& f) {
+  switch (d) {
+    case DType::f64: return f(double{});
+    case DType::f16: return f(half{});
+    case DType::bf16: return f(bfloat16{});
+    case DType::f32: break;
+  }
+  return f(float{});
+}
+
 template <class T>
 void library_call(Context& ctx, MemorySpace space, const Call& c) {
   const OpInfo& oi = info(c.op);
@@ -28,8 +40,8 @@ void library_call(Context& ctx, MemorySpace space, const Call& c) {
   o.a = Span<const T>(static_cast<const T*>(c.a), c.n, space);
   if (oi.input_streams == 2) o.b = Span<const T>(static_cast<const T*>(c.b), c.n, space);
   o.out = Span<T>(static_cast<T*>(c.out), c.n, space);
-  o.s = static_cast<T>(c.s);
-  o.t = static_cast<T>(c.t);
+  o.s = static_cast<compute_t<T>>(c.s);
+  o.t = static_cast<compute_t<T>>(c.t);
   run<T>(ctx, c.op, o);
 }
 
@@ -107,13 +119,17 @@ bool verify_typed(Target& t, const Arena& arena, const Call& c) {
   if (t.events) gpu::synchronize();
   t.sync();
   arena.read(out.data(), c.out, c.n * sizeof(T));
-  const T s = T(c.s), tt = T(c.t), tolerance = sizeof(T) == 4 ? T(1e-6) : T(1e-14);
+  using W = compute_t<T>;
+  const W s = W(c.s), tt = W(c.t);
+  // A 16-bit peer may round differently (a unit of 2^-8 for bf16); f32 and f64 peers by a few ulps.
+  const double tolerance = sizeof(T) == 2 ? 1e-2 : sizeof(T) == 4 ? 1e-6 : 1e-14;
   bool ok = true;
   dispatch_op(c.op, [&](auto op) {
     for (std::size_t i = 0; i < c.n && ok; ++i) {
-      T ref = apply<decltype(op)::value, T>(a[i], oi.reads_b() ? b[i] : T(0), s, tt);
+      T ref = apply<decltype(op)::value>(a[i], oi.reads_b() ? b[i] : T(0), s, tt);
+      const double r = static_cast<double>(ref), o = static_cast<double>(out[i]);
       ok = t.exact ? std::memcmp(&ref, &out[i], sizeof(T)) == 0
-                   : std::abs(out[i] - ref) <= tolerance * std::abs(ref);
+                   : r == o || (std::isnan(r) && std::isnan(o)) || std::abs(o - r) <= tolerance * std::abs(r);
     }
   });
   return ok;
@@ -157,8 +173,7 @@ std::vector<Target> make_targets(const std::vector<Backend>& requested, bool qui
       Context* raw = ctx.get();
       t.supports = [](Op, DType) { return true; };
       t.run = [raw, space](const Call& c) {
-        if (c.dtype == DType::f32) library_call<float>(*raw, space, c);
-        else library_call<double>(*raw, space, c);
+        with_type(c.dtype, [&](auto tag) { library_call<decltype(tag)>(*raw, space, c); });
       };
       t.sync = [raw] { raw->synchronize(); };
       t.keep_alive = ctx;
@@ -258,8 +273,9 @@ std::vector<Result> run_sweep(const Plan& plan, std::vector<Target>& targets, Pr
               r.target = t->name, r.peer = t->peer, r.place = place, r.op = op, r.dtype = d, r.n = n, r.cache = cache;
               try {
                 if (!verified.count(t)) {
-                  bool ok = d == DType::f32 ? verify_typed<float>(*t, arena, arena.call(l, 0, op, d, n))
-                                            : verify_typed<double>(*t, arena, arena.call(l, 0, op, d, n));
+                  bool ok = with_type(d, [&](auto tag) {
+                    return verify_typed<decltype(tag)>(*t, arena, arena.call(l, 0, op, d, n));
+                  });
                   if (!ok) {
                     progress.clear();
                     std::fprintf(stderr, "warning: %s %s %s n=%zu differs from the scalar reference%s\n",
