@@ -51,12 +51,14 @@ Error on_device(int device, const Error& e) {
 
 std::shared_ptr<BackendImpl> create_backend(Backend backend, const ContextOptions& options) {
   const BackendDescriptor& d = descriptor(backend);
+  // Host backends take EW_DEVICE as they always did (they ignore it): only cuda reads a
+  // list there. ContextOptions::devices is checked for every backend.
+  const std::vector<int> devices = backend == Backend::cuda || !options.devices.empty() ? requested_devices(options)
+                                                                                        : std::vector<int>{};
   if (backend != Backend::cuda && options.devices.size() > 1)
     throw Error(Errc::invalid_argument, "ContextOptions::devices lists " + std::to_string(options.devices.size()) +
                                             " devices; only the cuda backend runs on several (this is " +
                                             to_string(backend) + ")");
-  // Host backends take EW_DEVICE as they always did (they ignore it): only cuda reads a list.
-  const std::vector<int> devices = backend == Backend::cuda ? requested_devices(options) : options.devices;
   if (devices.size() <= 1) {
     ContextOptions single = options;
     if (!options.devices.empty()) single.device = options.devices[0];

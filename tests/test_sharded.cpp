@@ -1,0 +1,195 @@
+// The split rule (ew::shard_range), EW_DEVICE lists and ContextOptions::devices, and
+// ew::ShardedBuffer on the CPU backends (one shard in host memory): ops and expressions
+// on sharded arrays give the bits of the same call on plain arrays. Several devices need
+// a GPU machine: tests/cuda/test_cuda_multigpu.cpp.
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "test_support.hpp"
+
+namespace ew::test {
+namespace {
+
+TEST(ShardRange, CoversExactlyInOrderWithBalancedGroups) {
+  for (std::size_t n = 0; n <= 300; ++n)
+    for (std::size_t parts = 1; parts <= 6; ++parts)
+      for (std::size_t granule = 1; granule <= 5; ++granule) {
+        const std::size_t groups = (n + granule - 1) / granule;
+        std::size_t expected_begin = 0, previous_groups = ~std::size_t(0);
+        for (std::size_t p = 0; p < parts; ++p) {
+          const ShardRange r = shard_range(n, parts, p, granule);
+          ASSERT_EQ(r.begin, expected_begin) << n << " " << parts << " " << p << " " << granule;
+          ASSERT_LE(r.begin, r.end);
+          ASSERT_TRUE(r.begin % granule == 0 || r.begin == n);
+          const std::size_t g = (r.size() + granule - 1) / granule;
+          ASSERT_EQ(g, groups / parts + (p < groups % parts ? 1 : 0)) << n << " " << parts << " " << p;
+          ASSERT_LE(g, previous_groups);
+          previous_groups = g;
+          expected_begin = r.end;
+        }
+        ASSERT_EQ(expected_begin, n);
+      }
+}
+
+TEST(ShardRange, LargestSizesDoNotOverflow) {
+  const std::size_t n = ~std::size_t(0);
+  std::size_t end = 0;
+  for (std::size_t p = 0; p < 3; ++p) {
+    const ShardRange r = shard_range(n, 3, p, 4);
+    EXPECT_EQ(r.begin, end);
+    end = r.end;
+  }
+  EXPECT_EQ(end, n);
+  EXPECT_EQ(shard_granule(4), 4u);
+  EXPECT_EQ(shard_granule(8), 2u);
+  EXPECT_EQ(shard_granule(2), 8u);
+}
+
+TEST(ShardRange, RefusesNoPartsAndPartsOutOfRange) {
+  expect_error(Errc::invalid_argument, [] { shard_range(10, 0, 0); });
+  expect_error(Errc::invalid_argument, [] { shard_range(10, 2, 2); });
+  expect_error(Errc::invalid_argument, [] { shard_range(10, 2, 0, 0); });
+}
+
+// Sets an environment variable for one scope.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) had_ = true, old_ = old;
+    setenv(name, value, 1);
+  }
+  ~ScopedEnv() { had_ ? setenv(name_, old_.c_str(), 1) : unsetenv(name_); }
+
+ private:
+  const char* name_;
+  bool had_ = false;
+  std::string old_;
+};
+
+TEST(DeviceList, MalformedEwDeviceListsAreRefusedOnEveryBackend) {
+  for (const char* bad : {"0,", ",1", "0,,1", "a,1", "1,b", "0;1", "0, 1", "99999999999,0"}) {
+    ScopedEnv env("EW_DEVICE", bad);
+    expect_error(Errc::invalid_argument, [] { resolve_backend(); }, "is not a device index");
+  }
+  ScopedEnv env("EW_DEVICE", "1,0,1");
+  expect_error(Errc::invalid_argument, [] { resolve_backend(); }, "lists device 1 twice");
+}
+
+TEST(DeviceList, AWellFormedListIsIgnoredByHostBackendsAsAnIndexIs) {
+  ScopedEnv env("EW_DEVICE", "0,1");
+  EXPECT_NO_THROW(resolve_backend());
+  Context ctx(Backend::scalar);
+  EXPECT_TRUE(ctx.devices().empty());
+  EXPECT_EQ(ctx.shard_count(), 1);
+}
+
+TEST(DeviceList, ContextOptionsDevicesAreCheckedAndOnlyCudaTakesSeveral) {
+  ContextOptions two;
+  two.devices = {0, 1};
+  expect_error(Errc::invalid_argument, [&] { Context c(Backend::scalar, two); }, "only the cuda backend runs on several");
+  ContextOptions both;
+  both.devices = {0};
+  both.device = 0;
+  expect_error(Errc::invalid_argument, [&] { Context c(Backend::scalar, both); }, "both set");
+  ContextOptions twice;
+  twice.devices = {0, 0};
+  expect_error(Errc::invalid_argument, [&] { Context c(Backend::scalar, twice); }, "twice");
+  ContextOptions negative;
+  negative.devices = {-1};
+  expect_error(Errc::invalid_argument, [&] { Context c(Backend::scalar, negative); }, "not a device index");
+  ContextOptions one;
+  one.devices = {0};
+  EXPECT_NO_THROW(Context(Backend::scalar, one));
+}
+
+TEST(ContextShard, HostContextsHaveOneShardThatIsThemselves) {
+  Context ctx(Backend::scalar);
+  Context shard = ctx.shard(0);
+  EXPECT_EQ(&shard.impl(), &ctx.impl());
+  expect_error(Errc::invalid_argument, [&] { ctx.shard(1); }, "1 shard");
+  expect_error(Errc::invalid_argument, [&] { ctx.shard(-1); }, "Context::shard(-1)");
+}
+
+class Sharded : public testing::TestWithParam<Backend> {
+ protected:
+  void SetUp() override { EW_SKIP_IF_UNUSABLE(GetParam()); }
+};
+
+// Every op on sharded arrays against the same op on plain host arrays, bit for bit.
+TEST_P(Sharded, OpsGiveThePlainCallsBits) {
+  Context ctx(GetParam());
+  const std::size_t n = 100003;
+  const std::vector<float> a = random_vector<float>(n), b = random_vector<float>(n), y0 = random_vector<float>(n);
+  ShardedBuffer<float> sa(ctx, n), sb(ctx, n), sc(ctx, n);
+  ASSERT_EQ(sa.shard_count(), 1);
+  EXPECT_EQ(sa.offset(0), 0u);
+  EXPECT_EQ(sa.shard(0).size, n);
+  sa.upload(a.data(), n);
+  sb.upload(b.data(), n);
+  for (int o = 0; o < op_count; ++o) {
+    const Op op = static_cast<Op>(o);
+    const bool in_place = info(op).in_place;
+    std::vector<float> expected = in_place ? y0 : std::vector<float>(n, std::nanf(""));
+    std::vector<float> got(n);
+    sc.upload(in_place ? y0.data() : std::vector<float>(n, std::nanf("")).data(), n);
+    switch (op) {
+      case Op::copy: ew::copy<float>(ctx, a, expected), ew::copy<float>(ctx, sa, sc); break;
+      case Op::scale: ew::scale<float>(ctx, 1.5f, a, expected), ew::scale<float>(ctx, 1.5f, sa, sc); break;
+      case Op::add: ew::add<float>(ctx, a, b, expected), ew::add<float>(ctx, sa, sb, sc); break;
+      case Op::mul: ew::mul<float>(ctx, a, b, expected), ew::mul<float>(ctx, sa, sb, sc); break;
+      case Op::triad: ew::triad<float>(ctx, a, 0.75f, b, expected), ew::triad<float>(ctx, sa, 0.75f, sb, sc); break;
+      case Op::axpy: ew::axpy<float>(ctx, 2.5f, a, expected), ew::axpy<float>(ctx, 2.5f, sa, sc); break;
+      case Op::axpby: ew::axpby<float>(ctx, 2.5f, a, -0.5f, expected), ew::axpby<float>(ctx, 2.5f, sa, -0.5f, sc); break;
+    }
+    ctx.synchronize();
+    sc.download(got.data(), n);
+    EXPECT_EQ(std::memcmp(got.data(), expected.data(), n * sizeof(float)), 0) << to_string(op);
+  }
+}
+
+TEST_P(Sharded, KernelsGiveThePlainCallsBits) {
+  Context ctx(GetParam());
+  const std::size_t n = 70001;
+  const std::vector<double> x = random_vector<double>(n), y = random_vector<double>(n);
+  auto X = input<double>(0), Y = input<double>(1);
+  const Kernel k = compile({X * sigmoid(X) + param<double>(0) * Y});
+  std::vector<double> expected(n), got(n, -1.0);
+  try {
+    k(ctx, {x, y}, {expected}, {0.25});
+  } catch (const Error& e) {
+    if (e.code() == Errc::backend_unavailable) GTEST_SKIP() << e.what();
+    throw;
+  }
+  ShardedBuffer<double> sx(ctx, n), sy(ctx, n), sout(ctx, n);
+  sx.upload(x.data(), n);
+  sy.upload(y.data(), n);
+  sout.upload(got.data(), n);
+  run_sharded(k, ctx, {sx, sy}, {sout}, {0.25});
+  ctx.synchronize();
+  sout.download(got.data(), n);
+  EXPECT_EQ(std::memcmp(got.data(), expected.data(), n * sizeof(double)), 0);
+}
+
+// A size mismatch is found before any shard runs: the output keeps its bytes.
+TEST_P(Sharded, BadCallsWriteNothing) {
+  Context ctx(GetParam());
+  const std::size_t n = 1000;
+  const std::vector<float> poison(n, 7.0f);
+  ShardedBuffer<float> sa(ctx, n), shorter(ctx, n - 1), sc(ctx, n);
+  sa.upload(poison.data(), n);
+  sc.upload(poison.data(), n);
+  expect_error(Errc::size_mismatch, [&] { ew::add<float>(ctx, sa, shorter, sc); }, "add: b has 999 elements");
+  const Kernel k = compile({input<float>(0) + input<float>(1)});
+  expect_error(Errc::size_mismatch, [&] { run_sharded(k, ctx, {sa, shorter}, {sc}); }, "an input has 999");
+  expect_error(Errc::size_mismatch, [&] { sc.upload(poison.data(), n - 1); }, "ShardedBuffer::upload");
+  std::vector<float> got(n);
+  sc.download(got.data(), n);
+  EXPECT_EQ(got, poison);
+}
+
+INSTANTIATE_TEST_SUITE_P(scalar, Sharded, testing::Values(Backend::scalar));
+INSTANTIATE_TEST_SUITE_P(highway, Sharded, testing::Values(Backend::highway));
+
+}  // namespace
+}  // namespace ew::test
