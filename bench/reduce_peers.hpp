@@ -21,6 +21,16 @@ struct ReducePeer {
   double (*run)(Reduction r, DType dtype, std::size_t n, const void* x, const void* y, void* stream);
 };
 
+// A GPU peer in the form a solver uses between kernels: the value written into `result`
+// (one element of the data's type in device memory; the sum of squares for norm2 where
+// the peer has no 2-norm) and enqueued on `stream` (a cudaStream_t) without waiting.
+struct DeviceReducePeer {
+  const char* name;
+  bool reproducible;  // the same bits on every GPU and run
+  bool (*supports)(Reduction r, DType dtype, std::size_t n);
+  void (*enqueue)(Reduction r, DType dtype, std::size_t n, const void* x, const void* y, void* result, void* stream);
+};
+
 // bench/cpu/reduce_peers.cpp (target ew_peers_cpu): `parallel for simd reduction(+:)` loops
 // accumulating in the data's type, and in double (the library's accumulation without its
 // fixed tree: what reproducibility costs).
@@ -28,5 +38,10 @@ std::vector<ReducePeer> cpu_reduce_peers();
 // bench/cuda/reduce_peers.cu (target ew_peers_cuda): cub::DeviceReduce (Sum, TransformReduce
 // for dot and the sum of squares) and cuBLAS (dot, nrm2).
 std::vector<ReducePeer> cuda_reduce_peers();
+// The same in the device-resident form, and "atomic (not reproducible)": the library's
+// accumulation in double from 16-byte loads, without its fixed tree (each CUDA block's
+// partial added with atomicAdd in whatever order the blocks finish): what reproducibility
+// costs on the GPU. sum and dot.
+std::vector<DeviceReducePeer> cuda_reduce_device_peers();
 
 }  // namespace ew::bench

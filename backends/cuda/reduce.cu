@@ -1,22 +1,29 @@
 // Reductions on the GPU in one launch, on the plan's tree (ew_internal/reduce_plan.hpp).
 //
-// A warp computes one plan block: lane j of the warp is the plan's lane j, adding the
-// block's elements j, j + 32, ... in order (coalesced: a warp reads 32 consecutive
-// elements per step, 16 steps of loads issued before their adds), then the 32 lanes
-// meet by the canonical tree through shuffles (offsets 1, 2, 4, 8, 16). A CUDA block of
-// 8 warps owns an aligned power-of-two run of plan blocks (G, chosen by size: the grid
-// never changes the bits, since an aligned run is a node of the canonical tree), combines
-// its blocks' partials by the same tree in shared memory and writes one partial. The
-// last CUDA block to finish (a __threadfence and an atomic counter) combines those
-// partials by the tree, finishes (sqrt, Blue's scaling, rounding to the data's type)
-// and writes the result; the host copies it back.
+// Sums (sum, asum, dot, norm2). A thread owns V adjacent plan lanes of a plan block
+// (V = lanes_per_thread: 1, 2 or 4) and reads them row by row as one V-element vector
+// (coalesced: the block's 32/V threads read a row of 32 consecutive elements), `loads`
+// rows issued before their adds; each plan lane still adds its elements j, j + 32, ...
+// in order. The thread combines its V lanes by the lane tree's lowest levels in
+// registers, the 32/V threads of the block finish the lane tree through shuffles. A warp
+// thus computes V plan blocks at a time, combines them (a node of the canonical tree, V
+// being a power of two) and folds those nodes into its run: an aligned power-of-two run of
+// plan blocks, itself a node of the tree, written as one partial. Warps take runs in
+// grid-stride order and never wait for each other. The last CUDA block to finish (a
+// __threadfence and an atomic counter) combines the runs' partials by the tree, finishes
+// (sqrt, Blue's scaling, rounding to the data's type) and writes the result.
 //
-// Every add and multiply is __dadd_rn/__dmul_rn (plan::add/mul): no contraction, the
-// same bits as every CPU backend. The file is also compiled with --fmad=false.
+// min/max: a warp takes a plan block at a time, a CUDA block an aligned run of them;
+// the winner is exact, so the grouping only has to be complete.
+//
+// The grouping is a tuning (ReduceTuning, reduce.hpp), not part of the result: any
+// aligned power-of-two run of plan blocks is a node of the one tree. Every add and
+// multiply is __dadd_rn/__dmul_rn (plan::add/mul): no contraction, the same bits as
+// every CPU backend. The file is also compiled with --fmad=false.
 #include <cuda_runtime.h>
 
-#include <atomic>
 #include <cstdint>
+#include <mutex>
 #include <string>
 
 #include "cuda_error.hpp"
@@ -28,12 +35,26 @@ namespace {
 
 using plan::Kind;
 
+// ---- The defaults, in one place. Measured alternatives: ew-cuda-reduce-bench --sweep.
+constexpr ReduceShape default_shape_f32{4, 4};  // 64 bytes of each operand in flight per thread
+constexpr ReduceShape default_shape_f64{2, 4};
+constexpr int default_runs_per_sm = 32;  // 4 CUDA blocks of 8 warps per SM, one run each
+constexpr int default_ctas_per_sm = -1;  // no cap: one warp per run
+// Below this many plan blocks per SM, one lane per thread (more warps: small sizes are
+// latency-bound, and a plan block's 64 rows are the most one lane can take apart).
+constexpr std::size_t vector_lanes_from_blocks_per_sm = 16;
+
+// Built (lanes per thread, loads) pairs; f64 takes those with lanes <= 2.
+constexpr ReduceShape shapes[] = {{1, 8}, {1, 16}, {1, 32}, {2, 4}, {2, 8}, {2, 16}, {4, 2}, {4, 4}, {4, 8}};
+
 constexpr int warps_per_cta = 8;
 constexpr int threads_per_cta = warps_per_cta * 32;
-constexpr std::size_t max_blocks_per_cta = 256;  // shared memory: 3 x 256 doubles
-constexpr int loads_in_flight = 16;               // per lane, before their adds
+constexpr std::size_t max_blocks_per_cta = 256;  // min/max: shared memory
+constexpr std::size_t max_run_blocks = std::size_t(1) << 20;
+constexpr int rows = static_cast<int>(plan::block_elements / plan::lanes);  // 64 per plan block
+constexpr int final_in_registers = 16;  // last block: nodes a thread loads at once
 
-// Workspace layout: the counter, the result, then per CUDA block W partials and an index.
+// Workspace layout: the counter, the result, then the partials (and min/max indices).
 struct Header {
   unsigned int finished;  // CUDA blocks done; the last one resets it to 0
   unsigned int pad;
@@ -42,9 +63,8 @@ struct Header {
 };
 
 template <Kind kind, class T>
-struct Traits {
-  static constexpr bool extremum = kind == Kind::min || kind == Kind::max;
-  static constexpr int w = kind == Kind::norm2 && sizeof(T) == 8 ? 3 : 1;
+struct Width {
+  static constexpr int value = kind == Kind::norm2 && sizeof(T) == 8 ? 3 : 1;
 };
 
 template <Kind kind, class T>
@@ -64,45 +84,40 @@ __device__ __forceinline__ void accumulate(double (&acc)[3], T xv, T yv) {
   }
 }
 
-// The plan's lanes of block `b` for this lane, then the lane tree; lane 0 holds the result.
-template <Kind kind, class T>
-__device__ void block_partial(const T* __restrict__ x, const T* __restrict__ y, std::size_t n, std::size_t b,
-                              int lane, double (&acc)[3]) {
-  constexpr int w = Traits<kind, T>::w;
-  for (int c = 0; c < 3; ++c) acc[c] = 0.0;
-  const std::size_t begin = b * plan::block_elements;
-  const T* xb = x + begin + lane;
-  const T* yb = kind == Kind::dot ? y + begin + lane : nullptr;
-  if (n - begin >= plan::block_elements) {
-    constexpr int steps = static_cast<int>(plan::block_elements / plan::lanes);
-    for (int r0 = 0; r0 < steps; r0 += loads_in_flight) {
-      T xv[loads_in_flight], yv[loads_in_flight];
-#pragma unroll
-      for (int u = 0; u < loads_in_flight; ++u) {
-        xv[u] = __ldg(xb + (r0 + u) * plan::lanes);
-        yv[u] = kind == Kind::dot ? __ldg(yb + (r0 + u) * plan::lanes) : T(0);
-      }
-#pragma unroll
-      for (int u = 0; u < loads_in_flight; ++u) accumulate<kind, T>(acc, xv[u], yv[u]);
-    }
+// V consecutive elements at p (aligned to V elements) in one load.
+template <class T, int V>
+__device__ __forceinline__ void load_vector(const T* p, T (&out)[V]) {
+  if constexpr (V == 1) {
+    out[0] = __ldg(p);
+  } else if constexpr (sizeof(T) == 4 && V == 2) {
+    const float2 v = __ldg(reinterpret_cast<const float2*>(p));
+    out[0] = v.x, out[1] = v.y;
+  } else if constexpr (sizeof(T) == 4 && V == 4) {
+    const float4 v = __ldg(reinterpret_cast<const float4*>(p));
+    out[0] = v.x, out[1] = v.y, out[2] = v.z, out[3] = v.w;
   } else {
-    const std::size_t count = n - begin;
-    for (std::size_t i = static_cast<std::size_t>(lane); i < count; i += plan::lanes)
-      accumulate<kind, T>(acc, x[begin + i], kind == Kind::dot ? y[begin + i] : T(0));
+    static_assert(sizeof(T) == 8 && V == 2, "vectors of at most 16 bytes");
+    const double2 v = __ldg(reinterpret_cast<const double2*>(p));
+    out[0] = v.x, out[1] = v.y;
   }
+}
+
+// The canonical tree of v[0..count) (1 <= count <= M, M a power of two), in registers:
+// node [i, i + 2 span) is v[i] + v[i + span] when its right half holds anything.
+template <int M>
+__device__ __forceinline__ double register_tree(double (&v)[M], int count) {
 #pragma unroll
-  for (int offset = 1; offset < 32; offset *= 2)
+  for (int span = 1; span < M; span *= 2)
 #pragma unroll
-    for (int c = 0; c < w; ++c) {
-      const double other = __shfl_down_sync(0xffffffffu, acc[c], offset);
-      if ((lane & (2 * offset - 1)) == 0) acc[c] = plan::add(acc[c], other);
-    }
+    for (int i = 0; i + span < M; i += 2 * span)
+      if (i + span < count) v[i] = plan::add(v[i], v[i + span]);
+  return v[0];
 }
 
 // The canonical tree over sh[c][0..m) in place (iterative pairing: pairs (2i, 2i+1),
 // an odd last one carried up); every thread of the CUDA block calls it.
 template <int w>
-__device__ void shared_tree(double (*sh)[max_blocks_per_cta], int m) {
+__device__ void shared_tree(double (*sh)[threads_per_cta], int m) {
   const int t = static_cast<int>(threadIdx.x);
   while (m > 1) {
     const int half = m / 2;
@@ -122,6 +137,153 @@ __device__ void shared_tree(double (*sh)[max_blocks_per_cta], int m) {
   }
 }
 
+// This thread's V plan lanes of plan block b (q: the thread's place among the block's
+// 32/V threads), each lane's sum in acc[k].
+template <Kind kind, class T, int V, int U>
+__device__ __forceinline__ void lanes_of_block(const T* __restrict__ x, const T* __restrict__ y, std::size_t n,
+                                               std::size_t b, int q, bool vector_ok, double (&acc)[V][3]) {
+  constexpr bool two = kind == Kind::dot;
+#pragma unroll
+  for (int k = 0; k < V; ++k) acc[k][0] = acc[k][1] = acc[k][2] = 0.0;
+  const std::size_t begin = b * plan::block_elements;
+  const std::size_t first = begin + static_cast<std::size_t>(q) * V;
+  if (n - begin >= plan::block_elements && vector_ok) {
+    const T* xb = x + first;
+    const T* yb = two ? y + first : nullptr;
+    for (int r0 = 0; r0 < rows; r0 += U) {
+      T xv[U][V], yv[U][V];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        load_vector<T, V>(xb + (r0 + u) * plan::lanes, xv[u]);
+        if constexpr (two) load_vector<T, V>(yb + (r0 + u) * plan::lanes, yv[u]);
+      }
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+#pragma unroll
+        for (int k = 0; k < V; ++k) accumulate<kind, T>(acc[k], xv[u][k], two ? yv[u][k] : T(0));
+    }
+  } else {
+    // A short last block, or operands not aligned to the vector: element by element, in
+    // each lane's order.
+    const std::size_t count = n - begin < plan::block_elements ? n - begin : plan::block_elements;
+    for (int r = 0; r < rows; ++r)
+#pragma unroll
+      for (int k = 0; k < V; ++k) {
+        const std::size_t i = static_cast<std::size_t>(r) * plan::lanes + static_cast<std::size_t>(q) * V + k;
+        if (i < count) accumulate<kind, T>(acc[k], x[begin + i], two ? y[begin + i] : T(0));
+      }
+  }
+}
+
+template <Kind kind, class T, int V, int U>
+__global__ void __launch_bounds__(threads_per_cta)
+    sum_kernel(const T* __restrict__ x, const T* __restrict__ y, std::size_t n, std::size_t blocks,
+               std::size_t run_blocks, std::size_t runs, bool vector_ok, Header* header, double* partials, T* out) {
+  constexpr int w = Width<kind, T>::value;
+  constexpr int G = 32 / V;  // threads per plan block
+  __shared__ double sh[3][threads_per_cta];
+  __shared__ bool last;
+  const int lane = static_cast<int>(threadIdx.x % 32), warp = static_cast<int>(threadIdx.x / 32);
+  const int group = lane / G, q = lane % G;
+  const std::size_t warps = static_cast<std::size_t>(gridDim.x) * warps_per_cta;
+
+  // 1. Runs, a warp each, in grid-stride order.
+  for (std::size_t run = static_cast<std::size_t>(blockIdx.x) * warps_per_cta + warp; run < runs; run += warps) {
+    const std::size_t run_first = run * run_blocks;
+    const std::size_t run_end = blocks - run_first < run_blocks ? blocks : run_first + run_blocks;
+    double stack[3][22];  // the binary counter of the run's tree (lane 0), nodes of V blocks
+    int depth = 0;
+    std::size_t step = 0;
+    for (std::size_t first = run_first; first < run_end; first += V, ++step) {
+      const std::size_t b = first + static_cast<std::size_t>(group);
+      double acc[V][3];
+      if (b < run_end) {
+        lanes_of_block<kind, T, V, U>(x, y, n, b, q, vector_ok, acc);
+      } else {
+#pragma unroll
+        for (int k = 0; k < V; ++k) acc[k][0] = acc[k][1] = acc[k][2] = 0.0;
+      }
+      double node[3];
+#pragma unroll
+      for (int c = 0; c < w; ++c) {
+        // The lane tree: the thread's own V lanes first (its lowest levels), then across
+        // the block's threads.
+        double mine[V];
+#pragma unroll
+        for (int k = 0; k < V; ++k) mine[k] = acc[k][c];
+        node[c] = register_tree<V>(mine, V);
+#pragma unroll
+        for (int offset = 1; offset < G; offset *= 2) {
+          const double other = __shfl_down_sync(0xffffffffu, node[c], offset);
+          if ((q & (2 * offset - 1)) == 0) node[c] = plan::add(node[c], other);
+        }
+        // The warp's V blocks: the canonical tree over those present.
+#pragma unroll
+        for (int o = 1; o < V; o *= 2) {
+          const double other = __shfl_down_sync(0xffffffffu, node[c], o * G);
+          if ((group & (2 * o - 1)) == 0 && first + group + o < run_end) node[c] = plan::add(node[c], other);
+        }
+      }
+      if (lane == 0) {
+        // Merges: one per trailing 1 bit of the step (the complete nodes it closes).
+        for (std::size_t k = step; k & 1; k >>= 1) {
+          --depth;
+#pragma unroll
+          for (int c = 0; c < w; ++c) node[c] = plan::add(stack[c][depth], node[c]);
+        }
+#pragma unroll
+        for (int c = 0; c < w; ++c) stack[c][depth] = node[c];
+        ++depth;
+      }
+    }
+    if (lane == 0) {
+      double r[3];
+#pragma unroll
+      for (int c = 0; c < w; ++c) r[c] = stack[c][depth - 1];
+      for (int d = depth - 2; d >= 0; --d)
+#pragma unroll
+        for (int c = 0; c < w; ++c) r[c] = plan::add(stack[c][d], r[c]);
+#pragma unroll
+      for (int c = 0; c < w; ++c) partials[run * w + c] = r[c];
+      __threadfence();
+    }
+  }
+  __syncthreads();
+
+  // 2. The last CUDA block to finish combines the runs' partials.
+  if (threadIdx.x == 0) last = atomicAdd(&header->finished, 1u) == gridDim.x - 1;
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  // Each thread first takes an aligned power-of-two range of partials (a node itself).
+  std::size_t per = 1;
+  while (per * threads_per_cta < runs) per *= 2;
+  const std::size_t lo = static_cast<std::size_t>(threadIdx.x) * per;
+  const std::size_t count = lo < runs ? (runs - lo < per ? runs - lo : per) : 0;
+  const int nodes = static_cast<int>((runs + per - 1) / per);
+  // Loaded 16 at a time (independent loads in flight), each 16 an aligned node.
+  if (count > 0)
+#pragma unroll
+    for (int c = 0; c < w; ++c)
+      sh[c][threadIdx.x] = plan::pair_tree_of((count + final_in_registers - 1) / final_in_registers, [&](std::size_t k) {
+        const std::size_t at = lo + k * final_in_registers;
+        const int m = static_cast<int>(lo + count - at < final_in_registers ? lo + count - at : final_in_registers);
+        double v[final_in_registers];
+#pragma unroll
+        for (int i = 0; i < final_in_registers; ++i) v[i] = i < m ? __ldcg(partials + (at + i) * w + c) : 0.0;
+        return register_tree<final_in_registers>(v, m);
+      });
+  __syncthreads();
+  shared_tree<w>(sh, nodes);
+  if (threadIdx.x == 0) {
+    const double acc[3] = {sh[0][0], w > 1 ? sh[1][0] : 0.0, w > 2 ? sh[2][0] : 0.0};
+    header->value = plan::finish(kind, sizeof(T) == 8, acc);
+    header->index = 0;
+    if (out) *out = static_cast<T>(header->value);
+    header->finished = 0;
+  }
+}
+
 // min/max: the winner of a (value, index) pair and another, as the plan says.
 __device__ __forceinline__ void take(bool is_min, double& v, unsigned long long& i, double ov, unsigned long long oi) {
   if (plan::beats(is_min, ov, oi, v, i)) v = ov, i = oi;
@@ -129,143 +291,154 @@ __device__ __forceinline__ void take(bool is_min, double& v, unsigned long long&
 
 template <Kind kind, class T>
 __global__ void __launch_bounds__(threads_per_cta)
-    reduce_kernel(const T* __restrict__ x, const T* __restrict__ y, std::size_t n, std::size_t blocks,
-                  std::size_t per_cta, Header* header, double* partials, unsigned long long* indices, T* out) {
-  constexpr int w = Traits<kind, T>::w;
-  constexpr bool extremum = Traits<kind, T>::extremum;
+    extremum_kernel(const T* __restrict__ x, std::size_t n, std::size_t blocks, std::size_t per_cta, Header* header,
+                    double* partials, unsigned long long* indices) {
   constexpr bool is_min = kind == Kind::min;
-  __shared__ double sh[3][max_blocks_per_cta];
+  __shared__ double sh[max_blocks_per_cta];
   __shared__ unsigned long long sh_index[max_blocks_per_cta];
   __shared__ bool last;
   const int lane = static_cast<int>(threadIdx.x % 32), warp = static_cast<int>(threadIdx.x / 32);
   const std::size_t first = static_cast<std::size_t>(blockIdx.x) * per_cta;
   const std::size_t mine = (blocks - first < per_cta ? blocks - first : per_cta);
+  const double none = is_min ? __longlong_as_double(0x7ff0000000000000LL) : __longlong_as_double(0xfff0000000000000LL);
 
-  // 1. This CUDA block's plan blocks, a warp at a time.
   for (std::size_t k = static_cast<std::size_t>(warp); k < mine; k += warps_per_cta) {
-    const std::size_t b = first + k;
-    if constexpr (extremum) {
-      const std::size_t begin = b * plan::block_elements;
-      const std::size_t end = n - begin < plan::block_elements ? n : begin + plan::block_elements;
-      double v = is_min ? __longlong_as_double(0x7ff0000000000000LL) : __longlong_as_double(0xfff0000000000000LL);
-      unsigned long long at = ~0ull;
-      for (std::size_t i = begin + static_cast<std::size_t>(lane); i < end; i += plan::lanes)
-        take(is_min, v, at, static_cast<double>(x[i]), i);
-      for (int offset = 16; offset > 0; offset /= 2)
-        take(is_min, v, at, __shfl_down_sync(0xffffffffu, v, offset), __shfl_down_sync(0xffffffffu, at, offset));
-      if (lane == 0) sh[0][k] = v, sh_index[k] = at;
-    } else {
-      double acc[3];
-      block_partial<kind, T>(x, y, n, b, lane, acc);
-      if (lane == 0)
-#pragma unroll
-        for (int c = 0; c < w; ++c) sh[c][k] = acc[c];
-    }
+    const std::size_t begin = (first + k) * plan::block_elements;
+    const std::size_t end = n - begin < plan::block_elements ? n : begin + plan::block_elements;
+    double v = none;
+    unsigned long long at = ~0ull;
+    for (std::size_t i = begin + static_cast<std::size_t>(lane); i < end; i += plan::lanes)
+      take(is_min, v, at, static_cast<double>(x[i]), i);
+    for (int offset = 16; offset > 0; offset /= 2)
+      take(is_min, v, at, __shfl_down_sync(0xffffffffu, v, offset), __shfl_down_sync(0xffffffffu, at, offset));
+    if (lane == 0) sh[k] = v, sh_index[k] = at;
   }
   __syncthreads();
-
-  // 2. Their node of the tree (any order for min/max: the winner is exact).
-  if constexpr (extremum) {
-    if (threadIdx.x == 0) {
-      double v = sh[0][0];
-      unsigned long long at = sh_index[0];
-      for (std::size_t k = 1; k < mine; ++k) take(is_min, v, at, sh[0][k], sh_index[k]);
-      partials[blockIdx.x] = v;
-      indices[blockIdx.x] = at;
-    }
-  } else {
-    shared_tree<w>(sh, static_cast<int>(mine));
-    if (threadIdx.x == 0)
-#pragma unroll
-      for (int c = 0; c < w; ++c) partials[blockIdx.x * w + c] = sh[c][0];
-  }
-
-  // 3. The last CUDA block to finish combines every node.
   if (threadIdx.x == 0) {
+    double v = sh[0];
+    unsigned long long at = sh_index[0];
+    for (std::size_t k = 1; k < mine; ++k) take(is_min, v, at, sh[k], sh_index[k]);
+    partials[blockIdx.x] = v;
+    indices[blockIdx.x] = at;
     __threadfence();
     last = atomicAdd(&header->finished, 1u) == gridDim.x - 1;
   }
   __syncthreads();
   if (!last) return;
   __threadfence();
-  const std::size_t ctas = gridDim.x;
-  // Each thread first takes an aligned power-of-two run of nodes (a node itself).
-  std::size_t run = 1;
-  while (run * threads_per_cta < ctas) run *= 2;
-  const std::size_t lo = static_cast<std::size_t>(threadIdx.x) * run;
-  const std::size_t count = lo < ctas ? (ctas - lo < run ? ctas - lo : run) : 0;
-  const int nodes = static_cast<int>((ctas + run - 1) / run);
-  if constexpr (extremum) {
-    double v = is_min ? __longlong_as_double(0x7ff0000000000000LL) : __longlong_as_double(0xfff0000000000000LL);
-    unsigned long long at = ~0ull;
-    for (std::size_t i = lo; i < lo + count; ++i) take(is_min, v, at, __ldcg(partials + i), __ldcg(indices + i));
-    for (int offset = 16; offset > 0; offset /= 2)
-      take(is_min, v, at, __shfl_down_sync(0xffffffffu, v, offset), __shfl_down_sync(0xffffffffu, at, offset));
-    if (lane == 0) sh[0][warp] = v, sh_index[warp] = at;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      v = sh[0][0], at = sh_index[0];
-      for (int k = 1; k < warps_per_cta; ++k) take(is_min, v, at, sh[0][k], sh_index[k]);
-      header->value = v;
-      header->index = at;
-      header->finished = 0;
-    }
-  } else {
-    if (count > 0)
-#pragma unroll
-      for (int c = 0; c < w; ++c)
-        sh[c][threadIdx.x] = plan::pair_tree_of(count, [&](std::size_t i) { return __ldcg(partials + (lo + i) * w + c); });
-    __syncthreads();
-    shared_tree<w>(sh, nodes);
-    if (threadIdx.x == 0) {
-      const double acc[3] = {sh[0][0], w > 1 ? sh[1][0] : 0.0, w > 2 ? sh[2][0] : 0.0};
-      header->value = plan::finish(kind, sizeof(T) == 8, acc);
-      header->index = 0;
-      if (out) *out = static_cast<T>(header->value);
-      header->finished = 0;
-    }
+  double v = none;
+  unsigned long long at = ~0ull;
+  for (std::size_t i = threadIdx.x; i < gridDim.x; i += threads_per_cta) take(is_min, v, at, __ldcg(partials + i), __ldcg(indices + i));
+  for (int offset = 16; offset > 0; offset /= 2)
+    take(is_min, v, at, __shfl_down_sync(0xffffffffu, v, offset), __shfl_down_sync(0xffffffffu, at, offset));
+  if (lane == 0) sh[warp] = v, sh_index[warp] = at;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    v = sh[0], at = sh_index[0];
+    for (int k = 1; k < warps_per_cta; ++k) take(is_min, v, at, sh[k], sh_index[k]);
+    header->value = v;
+    header->index = at;
+    header->finished = 0;
   }
 }
 
-template <Kind kind, class T>
-cudaError_t launch(const ReduceCall& c, std::size_t per_cta, Header* header, double* partials,
-                   unsigned long long* indices, cudaStream_t stream) {
-  T* out = static_cast<T*>(c.result);
-  const std::size_t blocks = plan::block_count(c.n);
-  const std::size_t ctas = (blocks + per_cta - 1) / per_cta;
-  reduce_kernel<kind, T><<<static_cast<unsigned>(ctas), threads_per_cta, 0, stream>>>(
-      static_cast<const T*>(c.x), static_cast<const T*>(c.y), c.n, blocks, per_cta, header, partials, indices, out);
+// Where a launch writes, and how it is shaped.
+struct Launch {
+  std::size_t blocks, run_blocks, runs, ctas;
+  bool vector_ok;
+  Header* header;
+  double* partials;
+  unsigned long long* indices;
+  cudaStream_t stream;
+};
+
+template <Kind kind, class T, int V, int U>
+cudaError_t launch_sum(const ReduceCall& c, const Launch& l) {
+  sum_kernel<kind, T, V, U><<<static_cast<unsigned>(l.ctas), threads_per_cta, 0, l.stream>>>(
+      static_cast<const T*>(c.x), static_cast<const T*>(c.y), c.n, l.blocks, l.run_blocks, l.runs, l.vector_ok,
+      l.header, l.partials, static_cast<T*>(c.result));
   return cudaGetLastError();
 }
 
-template <class T>
-cudaError_t launch_kind(const ReduceCall& c, std::size_t per_cta, Header* h, double* p, unsigned long long* i,
-                        cudaStream_t s) {
+template <class T, int V, int U>
+cudaError_t launch_shape(const ReduceCall& c, const Launch& l) {
   switch (c.kind) {
-    case Kind::sum: return launch<Kind::sum, T>(c, per_cta, h, p, i, s);
-    case Kind::asum: return launch<Kind::asum, T>(c, per_cta, h, p, i, s);
-    case Kind::dot: return launch<Kind::dot, T>(c, per_cta, h, p, i, s);
-    case Kind::norm2: return launch<Kind::norm2, T>(c, per_cta, h, p, i, s);
-    case Kind::min: return launch<Kind::min, T>(c, per_cta, h, p, i, s);
-    default: return launch<Kind::max, T>(c, per_cta, h, p, i, s);
+    case Kind::sum: return launch_sum<Kind::sum, T, V, U>(c, l);
+    case Kind::asum: return launch_sum<Kind::asum, T, V, U>(c, l);
+    case Kind::dot: return launch_sum<Kind::dot, T, V, U>(c, l);
+    default: return launch_sum<Kind::norm2, T, V, U>(c, l);
   }
 }
 
-std::atomic<std::size_t> forced_blocks_per_cta{0};
+template <class T>
+cudaError_t launch_sums(const ReduceCall& c, const Launch& l, ReduceShape s) {
+#define EW_SHAPE(V, U) \
+  if (s.lanes_per_thread == V && s.loads == U) return launch_shape<T, V, U>(c, l);
+  EW_SHAPE(1, 8) EW_SHAPE(1, 16) EW_SHAPE(1, 32) EW_SHAPE(2, 4) EW_SHAPE(2, 8) EW_SHAPE(2, 16)
+  if constexpr (sizeof(T) == 4) {
+    EW_SHAPE(4, 2) EW_SHAPE(4, 4) EW_SHAPE(4, 8)
+  }
+#undef EW_SHAPE
+  throw Error(Errc::internal, "cuda reduction: shape " + std::to_string(s.lanes_per_thread) + "x" +
+                                  std::to_string(s.loads) + " is not built");
+}
+
+template <class T>
+cudaError_t launch_extremum(const ReduceCall& c, const Launch& l) {
+  const auto* x = static_cast<const T*>(c.x);
+  if (c.kind == Kind::min)
+    extremum_kernel<Kind::min, T><<<static_cast<unsigned>(l.ctas), threads_per_cta, 0, l.stream>>>(
+        x, c.n, l.blocks, l.run_blocks, l.header, l.partials, l.indices);
+  else
+    extremum_kernel<Kind::max, T><<<static_cast<unsigned>(l.ctas), threads_per_cta, 0, l.stream>>>(
+        x, c.n, l.blocks, l.run_blocks, l.header, l.partials, l.indices);
+  return cudaGetLastError();
+}
+
+bool built(ReduceShape s, DType dtype) {
+  if (dtype == DType::f64 && s.lanes_per_thread > 2) return false;
+  for (const ReduceShape& b : shapes)
+    if (b.lanes_per_thread == s.lanes_per_thread && b.loads == s.loads) return true;
+  return false;
+}
+
+std::mutex forced_mutex;
+ReduceTuning forced;
 
 }  // namespace
 
-void set_reduce_blocks_per_cta(std::size_t blocks) { forced_blocks_per_cta.store(blocks); }
+const ReduceShape* reduce_shapes(std::size_t* count) {
+  *count = sizeof(shapes) / sizeof(shapes[0]);
+  return shapes;
+}
 
-std::size_t Reducer::blocks_per_cta(std::size_t n, int sm_count) {
-  if (const std::size_t forced = forced_blocks_per_cta.load()) return forced;
-  // About 16 CUDA blocks per multiprocessor's worth of work at most, at least a plan
-  // block per warp; a power of two so that each CUDA block's run is a node of the tree.
-  const std::size_t blocks = plan::block_count(n);
-  const std::size_t target = static_cast<std::size_t>(sm_count > 0 ? sm_count : 1) * 16;
-  std::size_t per_cta = warps_per_cta;
-  while (per_cta < max_blocks_per_cta && (blocks + per_cta - 1) / per_cta > target) per_cta *= 2;
-  return per_cta;
+ReduceTuning default_reduce_tuning(DType dtype, std::size_t n, int sm_count) {
+  const ReduceShape shape = dtype == DType::f64 ? default_shape_f64 : default_shape_f32;
+  const std::size_t sms = static_cast<std::size_t>(sm_count > 0 ? sm_count : 1);
+  ReduceTuning t;
+  t.lanes_per_thread = plan::block_count(n) >= sms * vector_lanes_from_blocks_per_sm ? shape.lanes_per_thread : 1;
+  t.loads = t.lanes_per_thread == shape.lanes_per_thread ? shape.loads : 16;
+  t.runs_per_sm = default_runs_per_sm;
+  t.ctas_per_sm = default_ctas_per_sm;
+  t.run_blocks = 0;
+  return t;
+}
+
+void set_reduce_tuning(const ReduceTuning& t) {
+  if (t.lanes_per_thread != 0 || t.loads != 0) {
+    bool known = false;
+    for (const ReduceShape& s : shapes) known |= s.lanes_per_thread == t.lanes_per_thread && s.loads == t.loads;
+    if (!known)
+      throw Error(Errc::invalid_argument, "reduce tuning: lanes_per_thread " + std::to_string(t.lanes_per_thread) +
+                                              " with loads " + std::to_string(t.loads) + " is not built");
+  }
+  if (t.run_blocks != 0 && (t.run_blocks > max_run_blocks || (t.run_blocks & (t.run_blocks - 1)) != 0))
+    throw Error(Errc::invalid_argument, "reduce tuning: run_blocks " + std::to_string(t.run_blocks) +
+                                            " is not a power of two in 1..2^20");
+  if (t.runs_per_sm < 0 || t.ctas_per_sm < -1)
+    throw Error(Errc::invalid_argument, "reduce tuning: runs_per_sm must be >= 0 and ctas_per_sm >= -1");
+  const std::lock_guard<std::mutex> lock(forced_mutex);
+  forced = t;
 }
 
 void Reducer::reserve(std::size_t bytes, cudaStream_t stream) {
@@ -284,24 +457,64 @@ Reducer::~Reducer() {
 }
 
 ReduceResult Reducer::run(const ReduceCall& c, cudaStream_t stream, int sm_count) {
-  const std::size_t per_cta = blocks_per_cta(c.n, sm_count);
-  const std::size_t ctas = (plan::block_count(c.n) + per_cta - 1) / per_cta;
-  if (ctas > 0x7fffffffu) throw Error(Errc::size_overflow, "cuda reduction: too many elements for one grid");
-  const std::size_t partial_bytes = ctas * 3 * sizeof(double), index_bytes = ctas * sizeof(unsigned long long);
+  ReduceTuning t = default_reduce_tuning(c.dtype, c.n, sm_count);
+  {
+    const std::lock_guard<std::mutex> lock(forced_mutex);
+    if (forced.lanes_per_thread) t.lanes_per_thread = forced.lanes_per_thread, t.loads = forced.loads;
+    if (forced.runs_per_sm) t.runs_per_sm = forced.runs_per_sm;
+    if (forced.ctas_per_sm) t.ctas_per_sm = forced.ctas_per_sm;
+    t.run_blocks = forced.run_blocks;
+  }
+  const ReduceShape shape{t.lanes_per_thread, t.loads};
+  if (!built(shape, c.dtype))
+    throw Error(Errc::invalid_argument, std::string("cuda reduction: lanes_per_thread ") +
+                                            std::to_string(t.lanes_per_thread) + " is not built for " + to_string(c.dtype));
+  const std::size_t sms = static_cast<std::size_t>(sm_count > 0 ? sm_count : 1);
+  const bool extremum = c.kind == Kind::min || c.kind == Kind::max;
+  Launch l{};
+  l.stream = stream;
+  l.blocks = plan::block_count(c.n);
+  if (extremum) {
+    // A CUDA block per aligned run of plan blocks, about 16 of them per SM's worth.
+    std::size_t per_cta = warps_per_cta;
+    while (per_cta < max_blocks_per_cta && (l.blocks + per_cta - 1) / per_cta > sms * 16) per_cta *= 2;
+    if (t.run_blocks) per_cta = t.run_blocks < max_blocks_per_cta ? t.run_blocks : max_blocks_per_cta;
+    l.run_blocks = per_cta;
+    l.runs = l.ctas = (l.blocks + per_cta - 1) / per_cta;
+  } else {
+    const std::size_t lanes = static_cast<std::size_t>(t.lanes_per_thread);
+    std::size_t run = t.run_blocks;
+    if (!run) {
+      const std::size_t target = sms * static_cast<std::size_t>(t.runs_per_sm);
+      run = 1;
+      while (run < max_run_blocks && (l.blocks + run - 1) / run > target) run *= 2;
+    }
+    l.run_blocks = run < lanes ? lanes : run;
+    l.runs = (l.blocks + l.run_blocks - 1) / l.run_blocks;
+    l.ctas = (l.runs + warps_per_cta - 1) / warps_per_cta;
+    if (t.ctas_per_sm > 0 && l.ctas > sms * static_cast<std::size_t>(t.ctas_per_sm))
+      l.ctas = sms * static_cast<std::size_t>(t.ctas_per_sm);
+    const std::size_t align = lanes * (c.dtype == DType::f64 ? 8 : 4);
+    l.vector_ok = reinterpret_cast<std::uintptr_t>(c.x) % align == 0 &&
+                  (c.kind != Kind::dot || reinterpret_cast<std::uintptr_t>(c.y) % align == 0);
+  }
+  if (l.ctas > 0x7fffffffu) throw Error(Errc::size_overflow, "cuda reduction: too many elements for one grid");
+  const std::size_t partial_bytes = l.runs * 3 * sizeof(double), index_bytes = l.runs * sizeof(unsigned long long);
   // Workspace sizes are kept when the stream is idle: a larger one is made after a sync.
   if (sizeof(Header) + partial_bytes + index_bytes > workspace_bytes_) {
     check(cudaStreamSynchronize(stream), "cudaStreamSynchronize before growing the reduction workspace");
     reserve(2 * (sizeof(Header) + partial_bytes + index_bytes), stream);
   }
   if (!host_result_) check(cudaMallocHost(&host_result_, sizeof(Header)), "cudaMallocHost of the reduction result");
-  auto* header = static_cast<Header*>(workspace_);
-  auto* partials = reinterpret_cast<double*>(static_cast<char*>(workspace_) + sizeof(Header));
-  auto* indices = reinterpret_cast<unsigned long long*>(reinterpret_cast<char*>(partials) + partial_bytes);
-  check(c.dtype == DType::f32 ? launch_kind<float>(c, per_cta, header, partials, indices, stream)
-                              : launch_kind<double>(c, per_cta, header, partials, indices, stream),
-        "reduction kernel launch");
+  l.header = static_cast<Header*>(workspace_);
+  l.partials = reinterpret_cast<double*>(static_cast<char*>(workspace_) + sizeof(Header));
+  l.indices = reinterpret_cast<unsigned long long*>(reinterpret_cast<char*>(l.partials) + partial_bytes);
+  cudaError_t e;
+  if (extremum) e = c.dtype == DType::f32 ? launch_extremum<float>(c, l) : launch_extremum<double>(c, l);
+  else e = c.dtype == DType::f32 ? launch_sums<float>(c, l, shape) : launch_sums<double>(c, l, shape);
+  check(e, "reduction kernel launch");
   if (c.result) return {0.0, 0, true};  // the kernel stores it; nothing to wait for
-  check(cudaMemcpyAsync(host_result_, header, sizeof(Header), cudaMemcpyDeviceToHost, stream),
+  check(cudaMemcpyAsync(host_result_, l.header, sizeof(Header), cudaMemcpyDeviceToHost, stream),
         "cudaMemcpyAsync of the reduction result");
   check(cudaStreamSynchronize(stream), "cudaStreamSynchronize after a reduction");
   const auto* result = static_cast<const Header*>(host_result_);

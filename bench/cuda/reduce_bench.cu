@@ -6,7 +6,20 @@
 // median of --reps calls after a warm-up, each method's calls back to back. The ratio
 // columns are the library over cub and over cuBLAS. cub's and cuBLAS's sums are not
 // reproducible (their trees depend on the GPU and the version); the library's are.
-//   ew-cuda-reduce-bench [--sizes 20..28] [--reps 30] [--csv FILE]
+//
+// --device-result: every method writes its value into device memory instead (the library's
+// result-span form, cub into its output pointer, cuBLAS in device pointer mode, and the
+// non-reproducible "atomic" variant of bench/reduce_peers.hpp) and nothing waits between
+// calls: each figure is the median over --reps batches of 20 calls back to back, timed
+// with CUDA events on the stream, divided by 20. That is the form a solver uses between
+// kernels, and the fair one at small sizes, where bringing the value to the host costs
+// each method the same ~20 us and hides the kernels.
+//
+// --sweep: the cuda kernel's tunings (backends/cuda/reduce.hpp: lanes per thread, loads
+// in flight, run size, grid cap), in the device-result form, for f32/f64 sum and dot at
+// 2^20, 2^24 and 2^28 (or --sizes), next to cub, cuBLAS and the atomic variant in the same
+// run; every tuning's value must have the default's bits (exit 1 otherwise).
+//   ew-cuda-reduce-bench [--sizes 20..28] [--reps 30] [--csv FILE] [--device-result | --sweep]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -17,7 +30,12 @@
 #include <string>
 #include <vector>
 
+#include <cuda_runtime.h>
+
+#include <cstring>
+
 #include "ew/ew.hpp"
+#include "reduce.hpp"  // backends/cuda: the tuning hook (internal, not public API)
 #include "reduce_peers.hpp"
 
 namespace {
@@ -61,51 +79,221 @@ void run(ew::Context& ctx, What w, std::size_t n, int reps, const T* x, const T*
     if (rows.size() > 2) std::printf("  %5.2fx cublas", rows[2].seconds / r.seconds);
     std::printf("  value %.9g\n", r.value);
     if (csv)
-      std::fprintf(csv, "%s,%s,%zu,%s,%.6e,%.3f,%.17g\n", name(w), dtype, n, r.method.c_str(), r.seconds,
+      std::fprintf(csv, "%s,%s,%zu,%s,host-result,%.6e,%.3f,%.17g,\n", name(w), dtype, n, r.method.c_str(), r.seconds,
                    bytes / r.seconds / 1e9, r.value);
   }
   std::fflush(stdout);
 }
 
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorName(e));
+}
+
+constexpr int batch = 20;
+
+// Median seconds per call of `enqueue` (which queues one call on `stream`), batches of 20
+// back to back between two events.
+double time_enqueued(const std::function<void()>& enqueue, cudaStream_t stream, int reps) {
+  cudaEvent_t start, stop;
+  check(cudaEventCreate(&start), "cudaEventCreate");
+  check(cudaEventCreate(&stop), "cudaEventCreate");
+  for (int i = 0; i < 3; ++i) enqueue();  // warm-up: workspaces, cuBLAS, caches
+  std::vector<double> seconds;
+  for (int r = 0; r < reps; ++r) {
+    check(cudaEventRecord(start, stream), "cudaEventRecord");
+    for (int i = 0; i < batch; ++i) enqueue();
+    check(cudaEventRecord(stop, stream), "cudaEventRecord");
+    check(cudaEventSynchronize(stop), "cudaEventSynchronize");
+    float ms = 0;
+    check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+    seconds.push_back(ms * 1e-3 / batch);
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  std::sort(seconds.begin(), seconds.end());
+  return seconds[seconds.size() / 2];
+}
+
+struct Timed {
+  std::string method;
+  double seconds;
+  double value;
+  bool same_bits;  // as the default tuning (tunings only)
+  bool tuning;
+};
+
+// The library's call in its device-result form.
 template <class T>
-void sweep(ew::Context& ctx, int lo, int hi, int reps, FILE* csv) {
-  const std::size_t max_n = std::size_t(1) << hi;
-  ew::Buffer<T> x(ctx, max_n), y(ctx, max_n);
+void ew_enqueue(ew::Context& ctx, What w, const ew::Span<const T>& xs, const ew::Span<const T>& ys, T* result) {
+  const ew::Span<T> r(result, 1, ew::MemorySpace::device);
+  if (w == What::sum) ew::sum<T>(ctx, xs, r);
+  else if (w == What::dot) ew::dot<T>(ctx, xs, ys, r);
+  else ew::norm2<T>(ctx, xs, r);
+}
+
+template <class T>
+T read_result(const T* result, cudaStream_t stream) {
+  T v{};
+  check(cudaMemcpyAsync(&v, result, sizeof(T), cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync");
+  check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  return v;
+}
+
+void print_timed(const std::vector<Timed>& rows, What w, const char* dtype, std::size_t n, double bytes, FILE* csv,
+                 const char* form) {
+  double cub = 0, cublas = 0, ours = rows.front().seconds;
+  for (const Timed& r : rows) {
+    if (r.method == "cub::DeviceReduce") cub = r.seconds;
+    if (r.method == "cublas dot/nrm2") cublas = r.seconds;
+  }
+  for (const Timed& r : rows) {
+    std::printf("%-5s %s 2^%-2d %-34s %9.1f GB/s %9.2f us  %5.2fx cub", name(w), dtype, __builtin_ctzll(n),
+                r.method.c_str(), bytes / r.seconds / 1e9, r.seconds * 1e6, cub > 0 ? cub / r.seconds : 0.0);
+    if (cublas > 0) std::printf("  %5.2fx cublas", cublas / r.seconds);
+    std::printf("  %5.2fx default", ours / r.seconds);
+    std::printf("  value %.17g%s\n", r.value, r.tuning ? (r.same_bits ? "  same bits" : "  DIFFERENT BITS") : "");
+    if (csv)
+      std::fprintf(csv, "%s,%s,%zu,%s,%s,%.6e,%.3f,%.17g,%s\n", name(w), dtype, n, r.method.c_str(), form, r.seconds,
+                   bytes / r.seconds / 1e9, r.value, r.tuning ? (r.same_bits ? "same" : "DIFFERENT") : "");
+  }
+  std::fflush(stdout);
+}
+
+// The library (default tuning, or each of `tunings`) and the device peers, device-result form.
+template <class T>
+bool run_device(ew::Context& ctx, What w, std::size_t n, int reps, const T* x, const T* y, T* result, FILE* csv,
+                const std::vector<std::pair<std::string, ew::detail::cuda::ReduceTuning>>& tunings) {
+  namespace tune = ew::detail::cuda;
+  const auto stream = static_cast<cudaStream_t>(ctx.native_stream());
+  const ew::Span<const T> xs(x, n, ew::MemorySpace::device), ys(y, n, ew::MemorySpace::device);
+  std::vector<Timed> rows;
+  tune::set_reduce_tuning({});
+  const auto ours = [&] { ew_enqueue<T>(ctx, w, xs, ys, result); };
+  double seconds = time_enqueued(ours, stream, reps);
+  const T reference = read_result(result, stream);
+  rows.push_back({"ew cuda (default)", seconds, static_cast<double>(reference), true, true});
+  bool same = true;
+  for (const auto& [label, t] : tunings) {
+    tune::set_reduce_tuning(t);
+    seconds = time_enqueued(ours, stream, reps);
+    const T v = read_result(result, stream);
+    const bool bits = std::memcmp(&v, &reference, sizeof(T)) == 0;
+    same &= bits;
+    rows.push_back({"ew cuda " + label, seconds, static_cast<double>(v), bits, true});
+  }
+  tune::set_reduce_tuning({});
+  for (const ew::bench::DeviceReducePeer& p : ew::bench::cuda_reduce_device_peers())
+    if (p.supports(w, ew::dtype_v<T>, n)) {
+      seconds = time_enqueued([&] { p.enqueue(w, ew::dtype_v<T>, n, x, y, result, stream); }, stream, reps);
+      rows.push_back({p.name, seconds, static_cast<double>(read_result(result, stream)), false, false});
+    }
+  const double bytes = static_cast<double>(n) * sizeof(T) * (w == What::dot ? 2 : 1);
+  print_timed(rows, w, sizeof(T) == 4 ? "f32" : "f64", n, bytes, csv, tunings.empty() ? "device-result" : "sweep");
+  return same;
+}
+
+// The tunings the sweep measures: every built shape on the default grid rule, then the
+// default shape with other run sizes and grid caps.
+template <class T>
+std::vector<std::pair<std::string, ew::detail::cuda::ReduceTuning>> sweep_tunings(std::size_t n, int sm_count) {
+  namespace tune = ew::detail::cuda;
+  std::vector<std::pair<std::string, tune::ReduceTuning>> out;
+  std::size_t count = 0;
+  const tune::ReduceShape* shapes = tune::reduce_shapes(&count);
+  const tune::ReduceTuning d = tune::default_reduce_tuning(ew::dtype_v<T>, n, sm_count);
+  for (std::size_t i = 0; i < count; ++i) {
+    if (sizeof(T) == 8 && shapes[i].lanes_per_thread > 2) continue;
+    tune::ReduceTuning t;
+    t.lanes_per_thread = shapes[i].lanes_per_thread;
+    t.loads = shapes[i].loads;
+    out.emplace_back(std::to_string(t.lanes_per_thread) + " lanes x " + std::to_string(t.loads) + " loads", t);
+  }
+  const std::string shape = std::to_string(d.lanes_per_thread) + "x" + std::to_string(d.loads);
+  for (int runs : {8, 16, 64, 128}) {
+    tune::ReduceTuning t;
+    t.lanes_per_thread = d.lanes_per_thread, t.loads = d.loads, t.runs_per_sm = runs;
+    out.emplace_back(shape + " runs/SM " + std::to_string(runs), t);
+  }
+  for (int ctas : {1, 2, 4}) {
+    tune::ReduceTuning t;
+    t.lanes_per_thread = d.lanes_per_thread, t.loads = d.loads, t.ctas_per_sm = ctas;
+    out.emplace_back(shape + " grid " + std::to_string(ctas) + " CTA/SM", t);
+  }
+  return out;
+}
+
+template <class T>
+bool sweep(ew::Context& ctx, const std::vector<int>& exponents, int reps, FILE* csv, bool device_result, bool tunings) {
+  const std::size_t max_n = std::size_t(1) << *std::max_element(exponents.begin(), exponents.end());
+  ew::Buffer<T> x(ctx, max_n), y(ctx, max_n), result(ctx, 1);
   std::vector<T> host(max_n);
   for (std::size_t i = 0; i < max_n; ++i) host[i] = static_cast<T>((i * 2654435761u % 1000) * 0.001 - 0.5);
   x.upload(host.data(), max_n);
   for (std::size_t i = 0; i < max_n; ++i) host[i] = static_cast<T>((i * 40503u % 1000) * 0.001 - 0.25);
   y.upload(host.data(), max_n);
-  for (int e = lo; e <= hi; ++e)
-    for (What w : ew::bench::all_reductions) run<T>(ctx, w, std::size_t(1) << e, reps, x.data(), y.data(), csv);
+  int sm_count = 0, device = 0;
+  check(cudaGetDevice(&device), "cudaGetDevice");
+  check(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
+  bool same = true;
+  for (int e : exponents) {
+    const std::size_t n = std::size_t(1) << e;
+    for (What w : ew::bench::all_reductions) {
+      if (tunings && w == What::norm2) continue;
+      if (tunings || device_result)
+        same &= run_device<T>(ctx, w, n, reps, x.data(), y.data(), result.data(), csv,
+                              tunings ? sweep_tunings<T>(n, sm_count)
+                                      : std::vector<std::pair<std::string, ew::detail::cuda::ReduceTuning>>{});
+      else
+        run<T>(ctx, w, n, reps, x.data(), y.data(), csv);
+    }
+  }
+  return same;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   int lo = 20, hi = 28, reps = 30;
+  bool device_result = false, tunings = false, sizes_given = false;
   const char* csv_path = nullptr;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--sizes" && i + 1 < argc && std::sscanf(argv[i + 1], "%d..%d", &lo, &hi) == 2 && lo >= 0 && hi <= 31 && lo <= hi) {
-      ++i;
+      ++i, sizes_given = true;
     } else if (a == "--reps" && i + 1 < argc && (reps = std::atoi(argv[i + 1])) > 0) {
       ++i;
     } else if (a == "--csv" && i + 1 < argc) {
       csv_path = argv[++i];
+    } else if (a == "--device-result") {
+      device_result = true;
+    } else if (a == "--sweep") {
+      tunings = true;
     } else {
-      std::fprintf(stderr, "usage: ew-cuda-reduce-bench [--sizes LO..HI (log2, 0..31)] [--reps N] [--csv FILE]\n");
+      std::fprintf(stderr,
+                   "usage: ew-cuda-reduce-bench [--sizes LO..HI (log2, 0..31)] [--reps N] [--csv FILE] "
+                   "[--device-result | --sweep]\n");
       return a == "--help" ? 0 : 2;
     }
   }
+  std::vector<int> exponents;
+  if (tunings && !sizes_given) exponents = {20, 24, 28};
+  else
+    for (int e = lo; e <= hi; ++e) exponents.push_back(e);
   try {
     ew::Context ctx(ew::Backend::cuda);
     std::printf("ew-cuda-reduce-bench: %s\n", ew::backend_status(ew::Backend::cuda).detail.c_str());
+    std::printf("form: %s\n", tunings ? "sweep of the kernel's tunings, device-resident results, batches of 20 calls"
+                              : device_result ? "device-resident results, batches of 20 calls timed with CUDA events"
+                                              : "value on the host after every call, steady_clock per call");
     FILE* csv = csv_path ? std::fopen(csv_path, "w") : nullptr;
-    if (csv) std::fprintf(csv, "reduction,dtype,n,method,seconds,gbps,value\n");
-    sweep<float>(ctx, lo, hi, reps, csv);
-    sweep<double>(ctx, lo, hi, reps, csv);
+    if (csv) std::fprintf(csv, "reduction,dtype,n,method,form,seconds,gbps,value,bits_vs_default\n");
+    bool same = sweep<float>(ctx, exponents, reps, csv, device_result, tunings);
+    same &= sweep<double>(ctx, exponents, reps, csv, device_result, tunings);
     if (csv) std::fclose(csv);
+    if (!same) {
+      std::fprintf(stderr, "ew-cuda-reduce-bench: a tuning gave other bits than the default\n");
+      return 1;
+    }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ew-cuda-reduce-bench: %s\n", e.what());
     return 1;

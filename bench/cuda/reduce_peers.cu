@@ -3,7 +3,9 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cmath>
+#include <type_traits>
 #include <cub/device/device_reduce.cuh>
 #include <stdexcept>
 #include <string>
@@ -111,7 +113,162 @@ double cublas_run(Reduction r, DType d, std::size_t n, const void* x, const void
   return v;
 }
 
+// Device-resident forms.
+template <class T>
+void cub_enqueue_typed(Reduction r, std::size_t n, const T* x, const T* y, T* out, cudaStream_t stream) {
+  Scratch& s = scratch();
+  const auto count = static_cast<long long>(n);
+  std::size_t bytes = 0;
+  const auto run = [&](void* temp) {
+    if (r == Reduction::sum) return cub::DeviceReduce::Sum(temp, bytes, x, out, count, stream);
+    if (r == Reduction::dot)
+      return cub::DeviceReduce::TransformReduce(temp, bytes, thrust::counting_iterator<long long>(0), out, count,
+                                                ::cuda::std::plus<>{}, Product<T>{x, y}, T(0), stream);
+    return cub::DeviceReduce::TransformReduce(temp, bytes, x, out, count, ::cuda::std::plus<>{}, Square<T>{}, T(0),
+                                              stream);
+  };
+  check(run(nullptr), "cub::DeviceReduce");
+  s.reserve(bytes);
+  check(run(s.temp), "cub::DeviceReduce");
+}
+void cub_enqueue(Reduction r, DType d, std::size_t n, const void* x, const void* y, void* result, void* stream) {
+  const auto s = static_cast<cudaStream_t>(stream);
+  if (d == DType::f32)
+    cub_enqueue_typed(r, n, static_cast<const float*>(x), static_cast<const float*>(y), static_cast<float*>(result), s);
+  else
+    cub_enqueue_typed(r, n, static_cast<const double*>(x), static_cast<const double*>(y), static_cast<double*>(result), s);
+}
+
+void cublas_enqueue(Reduction r, DType d, std::size_t n, const void* x, const void* y, void* result, void* stream) {
+  cublasHandle_t h = cublas();
+  check(cublasSetStream(h, static_cast<cudaStream_t>(stream)), "cublasSetStream");
+  check(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_DEVICE), "cublasSetPointerMode");
+  const int count = static_cast<int>(n);
+  cublasStatus_t e;
+  if (d == DType::f32) {
+    const auto* xf = static_cast<const float*>(x);
+    auto* out = static_cast<float*>(result);
+    e = r == Reduction::dot ? cublasSdot(h, count, xf, 1, static_cast<const float*>(y), 1, out)
+                            : cublasSnrm2(h, count, xf, 1, out);
+  } else {
+    const auto* xd = static_cast<const double*>(x);
+    auto* out = static_cast<double*>(result);
+    e = r == Reduction::dot ? cublasDdot(h, count, xd, 1, static_cast<const double*>(y), 1, out)
+                            : cublasDnrm2(h, count, xd, 1, out);
+  }
+  check(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST), "cublasSetPointerMode");
+  check(e, "cublas dot/nrm2");
+}
+
+// "atomic": a thread accumulates in double (as the library does) from 16-byte loads, 4 of
+// them in flight, grid-stride; the block's partial goes to one double with atomicAdd (the
+// order the blocks finish in: not reproducible); the last block writes the result in the
+// data's type and resets the accumulator and the counter for the next call.
+struct AtomicState {
+  double sum;
+  unsigned int finished;
+};
+constexpr int atomic_threads = 256;
+constexpr int atomic_unroll = 4;
+
+template <class T, bool dot>
+__global__ void __launch_bounds__(atomic_threads)
+    atomic_reduce(const T* __restrict__ x, const T* __restrict__ y, std::size_t n, AtomicState* state, T* out) {
+  using Vec = typename std::conditional<sizeof(T) == 4, float4, double2>::type;
+  constexpr int per = static_cast<int>(sizeof(Vec) / sizeof(T));
+  const std::size_t vectors = n / per;
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  double acc = 0.0;
+  const auto* xv = reinterpret_cast<const Vec*>(x);
+  const auto* yv = reinterpret_cast<const Vec*>(y);
+  const auto term = [](const Vec& a, const Vec& b) {
+    const T* pa = reinterpret_cast<const T*>(&a);
+    const T* pb = reinterpret_cast<const T*>(&b);
+    double t = 0.0;
+#pragma unroll
+    for (int k = 0; k < per; ++k) t += dot ? static_cast<double>(pa[k]) * static_cast<double>(pb[k]) : static_cast<double>(pa[k]);
+    return t;
+  };
+  for (; i + (atomic_unroll - 1) * stride < vectors; i += atomic_unroll * stride) {
+    Vec a[atomic_unroll], b[atomic_unroll];
+#pragma unroll
+    for (int u = 0; u < atomic_unroll; ++u) {
+      a[u] = __ldg(xv + i + u * stride);
+      if (dot) b[u] = __ldg(yv + i + u * stride);
+    }
+#pragma unroll
+    for (int u = 0; u < atomic_unroll; ++u) acc += term(a[u], b[u]);
+  }
+  for (; i < vectors; i += stride) acc += term(__ldg(xv + i), dot ? __ldg(yv + i) : Vec{});
+  const std::size_t tail = vectors * per + blockIdx.x * blockDim.x + threadIdx.x;
+  if (tail < n) acc += dot ? static_cast<double>(x[tail]) * static_cast<double>(y[tail]) : static_cast<double>(x[tail]);
+  for (int offset = 16; offset > 0; offset /= 2) acc += __shfl_down_sync(0xffffffffu, acc, offset);
+  __shared__ double warp_sums[atomic_threads / 32];
+  __shared__ bool last;
+  if (threadIdx.x % 32 == 0) warp_sums[threadIdx.x / 32] = acc;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    double block = 0.0;
+    for (int w = 0; w < atomic_threads / 32; ++w) block += warp_sums[w];
+    atomicAdd(&state->sum, block);
+    __threadfence();
+    last = atomicAdd(&state->finished, 1u) == gridDim.x - 1;
+    if (last) {
+      *out = static_cast<T>(atomicAdd(&state->sum, 0.0));
+      state->sum = 0.0;
+      state->finished = 0;
+    }
+  }
+}
+
+AtomicState* atomic_state() {
+  static AtomicState* state = [] {
+    AtomicState* s = nullptr;
+    check(cudaMalloc(&s, sizeof(AtomicState)), "cudaMalloc");
+    check(cudaMemset(s, 0, sizeof(AtomicState)), "cudaMemset");
+    return s;
+  }();
+  return state;
+}
+unsigned atomic_grid() {
+  static const unsigned grid = [] {
+    int device = 0, sms = 0, per_sm = 0;
+    check(cudaGetDevice(&device), "cudaGetDevice");
+    check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
+    check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, atomic_reduce<double, true>, atomic_threads, 0),
+          "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+    return static_cast<unsigned>(sms * (per_sm > 0 ? per_sm : 1));
+  }();
+  return grid;
+}
+
+bool atomic_supports(Reduction r, DType, std::size_t) { return r != Reduction::norm2; }
+void atomic_enqueue(Reduction r, DType d, std::size_t n, const void* x, const void* y, void* result, void* stream) {
+  const auto s = static_cast<cudaStream_t>(stream);
+  // Small sizes take fewer blocks (a block per 4096 elements at least).
+  const unsigned grid = static_cast<unsigned>(std::min<std::size_t>(atomic_grid(), (n + 4095) / 4096 + 1));
+  if (d == DType::f32) {
+    const auto* xf = static_cast<const float*>(x);
+    const auto* yf = static_cast<const float*>(y);
+    if (r == Reduction::dot) atomic_reduce<float, true><<<grid, atomic_threads, 0, s>>>(xf, yf, n, atomic_state(), static_cast<float*>(result));
+    else atomic_reduce<float, false><<<grid, atomic_threads, 0, s>>>(xf, xf, n, atomic_state(), static_cast<float*>(result));
+  } else {
+    const auto* xd = static_cast<const double*>(x);
+    const auto* yd = static_cast<const double*>(y);
+    if (r == Reduction::dot) atomic_reduce<double, true><<<grid, atomic_threads, 0, s>>>(xd, yd, n, atomic_state(), static_cast<double*>(result));
+    else atomic_reduce<double, false><<<grid, atomic_threads, 0, s>>>(xd, xd, n, atomic_state(), static_cast<double*>(result));
+  }
+  check(cudaGetLastError(), "atomic reduction launch");
+}
+
 }  // namespace
+
+std::vector<DeviceReducePeer> cuda_reduce_device_peers() {
+  return {{"cub::DeviceReduce", false, &cub_supports, &cub_enqueue},
+          {"cublas dot/nrm2", false, &cublas_supports, &cublas_enqueue},
+          {"atomic (not reproducible)", false, &atomic_supports, &atomic_enqueue}};
+}
 
 std::vector<ReducePeer> cuda_reduce_peers() {
   return {{"cub::DeviceReduce", true, &cub_supports, &cub_run}, {"cublas dot/nrm2", true, &cublas_supports, &cublas_run}};

@@ -1,11 +1,25 @@
-// The cuda reductions with every grid: CUDA blocks forced to own 1, 2, 8, 32 or 256 plan
-// blocks (the size-based choice differs between GPUs) must give the same bits as the
-// scalar backend. Labelled gpu (the cuda/ prefix); skipped with the reason without a GPU.
+// The cuda reductions with every tuning (backends/cuda/reduce.hpp's test hook): runs of 1,
+// 2, 8, 32 or 256 plan blocks, every built (lanes per thread, loads) shape, a capped grid
+// whose warps take several runs, aligned and misaligned operands. The size-based choices
+// differ between GPUs; all must give the scalar backend's bits. Labelled gpu (the cuda/
+// prefix); skipped with the reason without a GPU.
 #include "reduce_support.hpp"
 
 namespace ew::detail::cuda {
-void set_reduce_blocks_per_cta(std::size_t blocks);  // backends/cuda/reduce.hpp
-}
+// backends/cuda/reduce.hpp (it includes CUDA headers; the test is plain C++).
+struct ReduceTuning {
+  int lanes_per_thread = 0;
+  int loads = 0;
+  int runs_per_sm = 0;
+  int ctas_per_sm = 0;
+  std::size_t run_blocks = 0;
+};
+struct ReduceShape {
+  int lanes_per_thread, loads;
+};
+const ReduceShape* reduce_shapes(std::size_t* count);
+void set_reduce_tuning(const ReduceTuning& tuning);
+}  // namespace ew::detail::cuda
 
 namespace ew::test {
 namespace {
@@ -13,27 +27,72 @@ namespace {
 class ReduceGrid : public testing::TestWithParam<Backend> {
  protected:
   void SetUp() override { EW_SKIP_IF_UNUSABLE(GetParam()); }
-  void TearDown() override { ew::detail::cuda::set_reduce_blocks_per_cta(0); }
+  void TearDown() override { ew::detail::cuda::set_reduce_tuning({}); }
+};
+
+// Every reduction of x[offset, offset + n) on the GPU against the scalar backend's.
+template <class T>
+struct Case {
+  std::size_t offset, n;
+  std::vector<Got<T>> want;  // per all_reds
 };
 
 template <class T>
+void check_all(Context& ctx, const Buffer<T>& x, const Buffer<T>& y, const Case<T>& c, const std::string& what) {
+  std::size_t k = 0;
+  for (Red r : all_reds) {
+    const Got<T> got = reduce<T>(ctx, r, Span<const T>(x.data() + c.offset, c.n, x.space()),
+                                 Span<const T>(y.data() + c.offset, c.n, y.space()));
+    const Got<T>& want = c.want[k++];
+    ASSERT_TRUE(got == want) << name(r) << " " << to_string(dtype_v<T>) << " n=" << c.n << " offset " << c.offset
+                             << " " << what << ": " << show(got) << ", scalar " << show(want);
+  }
+}
+
+template <class T>
+std::vector<Case<T>> cases(Context& ref, const std::vector<T>& xs, const std::vector<T>& ys,
+                           std::initializer_list<std::size_t> sizes, std::initializer_list<std::size_t> offsets) {
+  std::vector<Case<T>> out;
+  for (std::size_t n : sizes)
+    for (std::size_t offset : offsets) {
+      Case<T> c{offset, n, {}};
+      for (Red r : all_reds)
+        c.want.push_back(reduce<T>(ref, r, Span<const T>(xs.data() + offset, n), Span<const T>(ys.data() + offset, n)));
+      out.push_back(c);
+    }
+  return out;
+}
+
+template <class T>
 void every_grid(Context& ctx, Context& ref) {
+  using ew::detail::cuda::ReduceTuning;
   const std::size_t total = 300 * B + 77;
   const std::vector<T> xs = cancelling_vector<T>(total), ys = random_vector<T>(total);
   Buffer<T> x(ctx, total), y(ctx, total);
   x.upload(xs.data(), total);
   y.upload(ys.data(), total);
-  for (std::size_t per_cta : {1, 2, 8, 32, 256})
-    for (std::size_t n : {B - 1, 9 * B + 1, total}) {
-      ew::detail::cuda::set_reduce_blocks_per_cta(per_cta);
-      for (Red r : all_reds) {
-        const Got<T> want = reduce<T>(ref, r, Span<const T>(xs.data(), n), Span<const T>(ys.data(), n));
-        const Got<T> got =
-            reduce<T>(ctx, r, Span<const T>(x.data(), n, x.space()), Span<const T>(y.data(), n, y.space()));
-        ASSERT_TRUE(got == want) << name(r) << " " << to_string(dtype_v<T>) << " n=" << n << " blocks per CUDA block "
-                                 << per_cta << ": " << show(got) << ", scalar " << show(want);
+  const std::vector<Case<T>> tuned = cases<T>(ref, xs, ys, {B - 1, 9 * B + 1, total - 3}, {0, 1, 3});
+  std::size_t count = 0;
+  const ew::detail::cuda::ReduceShape* shapes = ew::detail::cuda::reduce_shapes(&count);
+  for (std::size_t s = 0; s < count; ++s) {
+    if (sizeof(T) == 8 && shapes[s].lanes_per_thread > 2) continue;
+    for (std::size_t run : {1, 2, 8, 32, 256})
+      for (int ctas : {-1, 1, 3}) {
+        ReduceTuning t;
+        t.lanes_per_thread = shapes[s].lanes_per_thread;
+        t.loads = shapes[s].loads;
+        t.run_blocks = run;
+        t.ctas_per_sm = ctas;
+        ew::detail::cuda::set_reduce_tuning(t);
+        const std::string what = std::to_string(t.lanes_per_thread) + " lanes x " + std::to_string(t.loads) +
+                                 " loads, runs of " + std::to_string(run) + ", ctas/SM " + std::to_string(ctas);
+        for (const Case<T>& c : tuned) check_all<T>(ctx, x, y, c, what);
       }
-    }
+  }
+  // The size-based choices.
+  ew::detail::cuda::set_reduce_tuning({});
+  for (const Case<T>& c : cases<T>(ref, xs, ys, {1, B, 64 * B + 5, total - 3}, {0, 1, 2, 3}))
+    check_all<T>(ctx, x, y, c, "defaults");
 }
 
 TEST_P(ReduceGrid, EveryGridGivesTheSameBits) {
@@ -41,6 +100,32 @@ TEST_P(ReduceGrid, EveryGridGivesTheSameBits) {
   Context ref(Backend::scalar);
   every_grid<float>(ctx, ref);
   every_grid<double>(ctx, ref);
+}
+
+// Shapes that are not built are refused by name, before anything runs.
+TEST_P(ReduceGrid, UnbuiltTuningIsRefused) {
+  ew::detail::cuda::ReduceTuning t;
+  t.lanes_per_thread = 3;
+  t.loads = 8;
+  EXPECT_THROW(ew::detail::cuda::set_reduce_tuning(t), Error);
+  t = {};
+  t.run_blocks = 3;
+  EXPECT_THROW(ew::detail::cuda::set_reduce_tuning(t), Error);
+  // f64 vectors stop at 16 bytes: 4 lanes per thread is f32 only.
+  t = {};
+  t.lanes_per_thread = 4;
+  t.loads = 4;
+  ew::detail::cuda::set_reduce_tuning(t);
+  Context ctx(GetParam());
+  Buffer<double> x(ctx, 10);
+  const std::vector<double> host(10, 1.0);
+  x.upload(host.data(), 10);
+  try {
+    (void)ew::sum<double>(ctx, Span<const double>(x.data(), 10, x.space()));
+    ADD_FAILURE() << "4 lanes per thread on f64 ran";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::invalid_argument) << e.what();
+  }
 }
 
 // Pinned host memory is read by the kernel directly; managed memory too.
