@@ -3,9 +3,16 @@
 # configure for the GPU at hand, build, the reduction tests that need a GPU (tests/reduce's
 # cuda/* cases: bit for bit against the scalar backend at sizes around the block edges,
 # offsets 0..3, special values, the exact-reference bound, bad input), compute-sanitizer
-# memcheck, racecheck and synccheck on them, then ew-cuda-reduce-bench (sum, dot, norm2
-# against cub::DeviceReduce and cuBLAS at 2^20..2^28, f32 and f64). Logs go to $OUT
-# (default ./out).
+# memcheck, racecheck and synccheck on them, the kernels' register counts, then
+# ew-cuda-reduce-bench (sum, dot, norm2 against cub::DeviceReduce and cuBLAS at 2^20..2^28,
+# f32 and f64): the value brought to the host after every call, then the device-resident
+# form (batches of calls timed with events, the same form for every method) with the
+# non-reproducible "atomic" variant beside it (what reproducibility costs), then --sweep
+# (every tuning of the kernel at 2^20, 2^24, 2^28, bits checked against the default), and
+# BabelStream's driver with Dot through ew::dot (ew-babelstream: cuda in double and float,
+# highway in double). Highway is built explicitly (-DEW_ENABLE_HIGHWAY=ON), so the tests'
+# highway cases run too. Logs and CSV files go to $OUT (default ./out). About 4-5 minutes
+# on an H100.
 # Usage, from the repository root on a GPU machine (see docs/gpu.md):
 #   bash bench/cuda/reduce_check.sh [--no-bench] [extra CMake arguments]
 set -uo pipefail
@@ -17,12 +24,12 @@ status=0
 step() { echo; echo "=== $* ($(date +%T))"; }
 
 step configure
-bash tools/gpu/prepare.sh build-gpu -DEW_ENABLE_KOKKOS=OFF "$@" || exit 1
+bash tools/gpu/prepare.sh build-gpu -DEW_ENABLE_KOKKOS=OFF -DEW_ENABLE_HIGHWAY=ON "$@" || exit 1
 export LD_LIBRARY_PATH=/opt/ewdeps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
 
 step build
 targets=(ew-info ew_reduce_tests)
-(( bench )) && targets+=(ew-cuda-reduce-bench)
+(( bench )) && targets+=(ew-cuda-reduce-bench ew-babelstream)
 cmake --build build-gpu -j 16 --target "${targets[@]}" > "$out/reduce-build.log" 2>&1 || { tail -60 "$out/reduce-build.log"; exit 1; }
 build-gpu/tools/ew-info | tee "$out/reduce-ew-info.log"
 
@@ -30,6 +37,16 @@ step "reduction tests: every backend, cuda bit for bit against scalar"
 build-gpu/tests/reduce/ew_reduce_tests > "$out/reduce-tests.log" 2>&1 || status=1
 grep -E "^\[  (PASSED|FAILED|SKIPPED) " "$out/reduce-tests.log"
 grep -q "SKIPPED ] cuda/" "$out/reduce-tests.log" && { echo "cuda cases skipped: no usable GPU?"; status=1; }
+grep -q "SKIPPED ] highway/" "$out/reduce-tests.log" && { echo "highway cases skipped: built without highway?"; status=1; }
+
+step "registers and stack of the reduction kernels"
+if command -v cuobjdump > /dev/null; then
+  cuobjdump --dump-resource-usage build-gpu/core/libelementwise.so 2>&1 | grep -A1 -E "sum_kernel|extremum_kernel" |
+    grep -oE "Function [^:]*|REG:[0-9]+|STACK:[0-9]+|LOCAL:[0-9]+" | paste -d' ' - - - - | c++filt > "$out/reduce-registers.log"
+  head -80 "$out/reduce-registers.log"
+else
+  echo "no cuobjdump"
+fi
 
 for tool in memcheck racecheck synccheck; do
   step "compute-sanitizer --tool $tool"
@@ -40,8 +57,23 @@ for tool in memcheck racecheck synccheck; do
 done
 
 if (( bench )); then
-  step "ew-cuda-reduce-bench 2^20..2^28"
-  build-gpu/bench/cuda/ew-cuda-reduce-bench --sizes 20..28 --csv "$out/reduce-bench.csv" > "$out/reduce-bench.log" 2>&1 || status=1
+  b=build-gpu/bench/cuda/ew-cuda-reduce-bench
+  step "ew-cuda-reduce-bench 2^20..2^28, value on the host after every call"
+  $b --sizes 20..28 --csv "$out/reduce-bench.csv" > "$out/reduce-bench.log" 2>&1 || status=1
   cat "$out/reduce-bench.log"
+  step "ew-cuda-reduce-bench --device-result 2^20..2^28 (with the non-reproducible atomic variant)"
+  $b --device-result --sizes 20..28 --reps 15 --csv "$out/reduce-bench-device.csv" > "$out/reduce-bench-device.log" 2>&1 || status=1
+  cat "$out/reduce-bench-device.log"
+  step "ew-cuda-reduce-bench --sweep (tunings at 2^20, 2^24, 2^28; bits against the default)"
+  $b --sweep --reps 15 --csv "$out/reduce-sweep.csv" > "$out/reduce-sweep.log" 2>&1 || { echo "sweep FAILED (rc $?)"; status=1; }
+  cat "$out/reduce-sweep.log"
+  step "ew-babelstream: BabelStream's driver, Dot through ew::dot"
+  s=build-gpu/bench/babelstream/ew-babelstream
+  log="$out/reduce-babelstream.log"
+  $s --backend cuda > "$log" 2>&1 || { echo "BabelStream on cuda (double) FAILED" | tee -a "$log"; status=1; }
+  $s --backend highway --numtimes 20 >> "$log" 2>&1 || { echo "BabelStream on highway (double) FAILED" | tee -a "$log"; status=1; }
+  # In float, BabelStream's own sum check is expected to fail (docs/reductions.md says why).
+  $s --backend cuda --float >> "$log" 2>&1
+  cat "$log"
 fi
 exit $status
