@@ -2,8 +2,9 @@
 // Expressions on Kokkos. Host spaces: a parallel_for over L1-sized blocks, each block
 // evaluated instruction by instruction (ew_internal/block_eval.hpp), so that the bits
 // are the scalar reference's and intermediates stay in cache. Device spaces (Cuda): the
-// program walked per element with a short register file per thread (expr_device.hpp),
-// asynchronous on the context's instance like the ops.
+// program walked by every thread over a few 16-byte groups of elements at once, its
+// register file in registers (expr_device.hpp), asynchronous on the context's instance
+// like the ops.
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>

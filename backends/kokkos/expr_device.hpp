@@ -1,15 +1,22 @@
 #pragma once
 // Expressions on a Kokkos device space (Cuda), where no code is generated: one
-// parallel_for whose body walks the program per element. The program is translated on the
-// host into DeviceInstr (parameters resolved to their values, every value given a
-// register by a linear scan over its live range), so that the walk reads plain data and
-// keeps only the values still live: a short register file per thread.
+// parallel_for whose body walks the program. The program is translated on the host into
+// DeviceInstr (parameters resolved to their values, every value given a register by a
+// linear scan over its live range), so that the walk reads plain data and keeps only the
+// values still live: a short register file per thread.
 //
-// Two shapes, chosen per call:
-//   inline   up to `inline_instructions` instructions and `inline_registers` registers
-//            (every expression of a few dozen nodes): the program travels inside the
-//            functor (kernel parameters on Cuda), the register file is a small array of the
-//            thread's own, indexed by register number.
+// Three shapes, chosen per call:
+//   lanes    every value of one dtype, up to `inline_instructions` instructions and
+//            `inline_registers` registers (the common case): each thread takes groups of
+//            16 bytes per operand (4 floats or 2 doubles; two groups while 8 registers
+//            suffice) and runs every instruction on all their elements at once, decoded
+//            once; inputs loaded first (16-byte loads where every operand is 16-byte
+//            aligned at the head), the register file in registers (constant indices
+//            through switches), the next iterations' inputs prefetched to L2, a
+//            grid-stride loop with 64-bit indices.
+//   inline   other programs of that size (mixed dtypes): one element per thread, the
+//            program in the functor, the register file a small array indexed by register
+//            number (local memory on Cuda).
 //   general  anything larger (up to max_expr_nodes instructions, any number of live
 //            values): the program in a View of the space, the register file a View of
 //            `registers` rows by a fixed number of threads that stride over the elements.
@@ -18,7 +25,7 @@
 // the four arithmetic operators through the kit's round-to-nearest forms, which nvcc never
 // contracts into an fma: the bits are the scalar backend's.
 //
-// Written for Kokkos 3.4 (Serial; the CPU tests run the walk there through
+// Written for Kokkos 3.4 (Serial; the CPU tests run every shape there through
 // run_expr_per_element) and 4.x/5.x with Cuda.
 #include <Kokkos_Core.hpp>
 
@@ -40,7 +47,7 @@ struct DeviceInstr {
   Opcode op;
   DType dtype;
   DType arg_dtype;  // of operand a: cast's source, select's condition
-  std::uint8_t unused = 0;
+  std::uint8_t operands = 0;  // registers read: 0 for leaves
   std::uint16_t dst, a, b, c;  // registers; a is the slot of an input
   double value;
 };
@@ -51,13 +58,22 @@ struct DevicePlan {
   DType out_dtype[max_expr_outputs] = {};
   int outputs = 0;
   int registers = 0;
+  int leading_inputs = 0;  // with inputs_first: code[0, leading_inputs) are the inputs
 };
 
 // Registers by live range: an instruction's register is free again after its last use
 // (outputs live to the end). The destination never shares a register with an operand.
-inline DevicePlan plan_for_device(const ExprCall& call) {
+// `inputs_first`: the input instructions come first in `code`, input j in register j (the
+// lane walk loads them all before it computes), then the rest in program order.
+inline DevicePlan plan_for_device(const ExprCall& call, bool inputs_first = false) {
   const Program& p = *call.program;
   const int count = static_cast<int>(p.code.size());
+  std::vector<int> order;
+  for (int k = 0; k < count; ++k)
+    if (inputs_first && p.code[k].op == Opcode::input) order.push_back(k);
+  const int leading_inputs = static_cast<int>(order.size());
+  for (int k = 0; k < count; ++k)
+    if (!inputs_first || p.code[k].op != Opcode::input) order.push_back(k);
   std::vector<int> last_use(count, -1);
   for (int k = 0; k < count; ++k) {
     const Instr& in = p.code[k];
@@ -67,10 +83,15 @@ inline DevicePlan plan_for_device(const ExprCall& call) {
   for (std::uint16_t o : p.outputs) last_use[o] = count;
   DevicePlan plan;
   plan.code.resize(count);
-  std::vector<std::uint16_t> reg(count), free_regs;
-  for (int k = 0; k < count; ++k) {
+  std::vector<std::uint16_t> reg(count), free_regs, unused_inputs;
+  for (int at = 0; at < count; ++at) {
+    const int k = order[at];
+    if (at == leading_inputs) {  // registers of unread inputs are free once all are loaded
+      free_regs.insert(free_regs.end(), unused_inputs.begin(), unused_inputs.end());
+      unused_inputs.clear();
+    }
     const Instr& in = p.code[k];
-    DeviceInstr& d = plan.code[k];
+    DeviceInstr& d = plan.code[at];
     d.op = in.op, d.dtype = in.dtype, d.arg_dtype = in.dtype, d.value = in.value;
     d.a = d.b = d.c = 0;
     if (in.op == Opcode::input) {
@@ -83,6 +104,7 @@ inline DevicePlan plan_for_device(const ExprCall& call) {
       d.a = reg[in.arg[0]];
       d.b = n > 1 ? reg[in.arg[1]] : d.a;
       d.c = n > 2 ? reg[in.arg[2]] : d.a;
+      d.operands = static_cast<std::uint8_t>(n);
     }
     if (free_regs.empty()) {
       reg[k] = static_cast<std::uint16_t>(plan.registers++);
@@ -98,8 +120,10 @@ inline DevicePlan plan_for_device(const ExprCall& call) {
         for (int i = 0; i < j; ++i) seen = seen || in.arg[i] == a;
         if (!seen && last_use[a] == k) free_regs.push_back(reg[a]);
       }
-    if (last_use[k] < 0) free_regs.push_back(reg[k]);  // read by nothing (an unused leaf)
+    if (last_use[k] < 0) (at < leading_inputs ? unused_inputs : free_regs).push_back(reg[k]);  // read by nothing
   }
+  free_regs.insert(free_regs.end(), unused_inputs.begin(), unused_inputs.end());
+  plan.leading_inputs = leading_inputs;
   plan.outputs = static_cast<int>(p.outputs.size());
   for (int k = 0; k < plan.outputs; ++k) {
     plan.out_reg[k] = reg[p.outputs[k]];
@@ -182,6 +206,224 @@ struct StridedRegisters {
 inline constexpr int inline_instructions = 64;
 inline constexpr int inline_registers = 16;
 
+#if defined(KOKKOS_ENABLE_CUDA) && defined(__CUDA_ARCH__)
+#define EW_KOKKOS_UNROLL _Pragma("unroll")
+#else
+#define EW_KOKKOS_UNROLL
+#endif
+
+// The lane walk: programs whose every value has one dtype T, up to inline_instructions
+// instructions and inline_registers live values. Each thread takes U groups of G elements
+// (16 bytes of each operand per group) and runs the program on all of them in lockstep:
+// every instruction is decoded once for U*G elements. The register file is R named
+// lane vectors reached through switches over constant indices (get/set), so nvcc keeps
+// it in registers; a run-time index into an array would put it in local memory.
+namespace lanes {
+
+template <class T, int U>
+struct Lanes {
+  static constexpr int G = 16 / static_cast<int>(sizeof(T));
+  static constexpr int L = G * U;
+  T v[L];
+};
+
+// Where this thread's groups start and how many of their elements exist (G, fewer at the
+// edges of the array, 0 past its end).
+template <int U>
+struct Groups {
+  std::int64_t base[U];
+  int valid[U];
+};
+
+template <class T, int U>
+KOKKOS_FORCEINLINE_FUNCTION void load(Lanes<T, U>& x, const T* p, const Groups<U>& at, bool vector) {
+  constexpr int G = Lanes<T, U>::G;
+  EW_KOKKOS_UNROLL
+  for (int u = 0; u < U; ++u) {
+    const T* q = p + at.base[u];
+    if (vector && at.valid[u] == G) {
+#if defined(KOKKOS_ENABLE_CUDA) && defined(__CUDA_ARCH__)
+      if constexpr (sizeof(T) == 4) {
+        const float4 w = __ldcs(reinterpret_cast<const float4*>(q));
+        x.v[u * G] = w.x, x.v[u * G + 1] = w.y, x.v[u * G + 2] = w.z, x.v[u * G + 3] = w.w;
+      } else {
+        const double2 w = __ldcs(reinterpret_cast<const double2*>(q));
+        x.v[u * G] = w.x, x.v[u * G + 1] = w.y;
+      }
+#else
+      for (int g = 0; g < G; ++g) x.v[u * G + g] = q[g];
+#endif
+    } else {
+      EW_KOKKOS_UNROLL
+      for (int g = 0; g < G; ++g) x.v[u * G + g] = g < at.valid[u] ? q[g] : T(0);
+    }
+  }
+}
+
+template <class T, int U>
+KOKKOS_FORCEINLINE_FUNCTION void store(T* p, const Lanes<T, U>& x, const Groups<U>& at, bool vector) {
+  constexpr int G = Lanes<T, U>::G;
+  EW_KOKKOS_UNROLL
+  for (int u = 0; u < U; ++u) {
+    T* q = p + at.base[u];
+    if (vector && at.valid[u] == G) {
+#if defined(KOKKOS_ENABLE_CUDA) && defined(__CUDA_ARCH__)
+      if constexpr (sizeof(T) == 4)
+        __stcs(reinterpret_cast<float4*>(q), make_float4(x.v[u * G], x.v[u * G + 1], x.v[u * G + 2], x.v[u * G + 3]));
+      else
+        __stcs(reinterpret_cast<double2*>(q), make_double2(x.v[u * G], x.v[u * G + 1]));
+#else
+      for (int g = 0; g < G; ++g) q[g] = x.v[u * G + g];
+#endif
+    } else {
+      EW_KOKKOS_UNROLL
+      for (int g = 0; g < G; ++g)
+        if (g < at.valid[u]) q[g] = x.v[u * G + g];
+    }
+  }
+}
+
+// A hint that costs no register: the line comes towards L2 while this thread computes.
+template <class T>
+KOKKOS_FORCEINLINE_FUNCTION void prefetch(const T* p) {
+#if defined(KOKKOS_ENABLE_CUDA) && defined(__CUDA_ARCH__)
+  asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
+#else
+  (void)p;
+#endif
+}
+
+#define EW_KOKKOS_EIGHT(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+#define EW_KOKKOS_SIXTEEN(X) EW_KOKKOS_EIGHT(X) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15)
+static_assert(inline_registers == 16, "get and set name sixteen registers");
+
+template <class T, int U, int R>
+struct Registers {
+  static_assert(R <= inline_registers, "");
+  Lanes<T, U> r[R];
+
+  // By value, through constant indices only: a reference or a run-time index would take
+  // the array's address and move it to local memory.
+  // Only R cases, so that the switch is a short tree.
+  KOKKOS_FORCEINLINE_FUNCTION Lanes<T, U> get(int k) const {
+#define EW_KOKKOS_GET(j) \
+  case j: return r[(j) % R];
+    if constexpr (R <= 8) {
+      switch (k) {
+        EW_KOKKOS_EIGHT(EW_KOKKOS_GET)
+        default: return r[0];
+      }
+    } else {
+      switch (k) {
+        EW_KOKKOS_SIXTEEN(EW_KOKKOS_GET)
+        default: return r[0];
+      }
+    }
+#undef EW_KOKKOS_GET
+  }
+  KOKKOS_FORCEINLINE_FUNCTION void set(int k, const Lanes<T, U>& v) {
+#define EW_KOKKOS_SET(j) \
+  case j: r[(j) % R] = v; break;
+    if constexpr (R <= 8) {
+      switch (k) {
+        EW_KOKKOS_EIGHT(EW_KOKKOS_SET)
+        default: break;
+      }
+    } else {
+      switch (k) {
+        EW_KOKKOS_SIXTEEN(EW_KOKKOS_SET)
+        default: break;
+      }
+    }
+#undef EW_KOKKOS_SET
+  }
+};
+
+template <Opcode O, class T, int U>
+KOKKOS_FORCEINLINE_FUNCTION void apply(Lanes<T, U>& d, const Lanes<T, U>& a, const Lanes<T, U>& b,
+                                       const Lanes<T, U>& c) {
+  EW_KOKKOS_UNROLL
+  for (int l = 0; l < Lanes<T, U>::L; ++l) d.v[l] = device_eval::arithmetic<T>(O, a.v[l], b.v[l], c.v[l]);
+}
+
+// One instruction (not an input: those are loaded before the walk) on every lane.
+template <class T, int U, int R>
+KOKKOS_FORCEINLINE_FUNCTION void step(const DeviceInstr& in, Registers<T, U, R>& regs) {
+  using V = Lanes<T, U>;
+  V d;
+  if (in.op == Opcode::constant) {
+    const T value = static_cast<T>(in.value);
+    EW_KOKKOS_UNROLL
+    for (int l = 0; l < V::L; ++l) d.v[l] = value;
+  } else {
+    const V a = regs.get(in.a);
+    const V b = in.operands > 1 ? regs.get(in.b) : a;
+    const V c = in.operands > 2 ? regs.get(in.c) : a;
+    switch (in.op) {
+      case Opcode::select:
+        EW_KOKKOS_UNROLL
+        for (int l = 0; l < V::L; ++l) d.v[l] = a.v[l] != T(0) ? b.v[l] : c.v[l];  // NaN != 0: true
+        break;
+#define EW_KOKKOS_LANE_OP(name) \
+  case Opcode::name: apply<Opcode::name>(d, a, b, c); break;
+      EW_KOKKOS_LANE_OP(neg) EW_KOKKOS_LANE_OP(abs) EW_KOKKOS_LANE_OP(sqrt) EW_KOKKOS_LANE_OP(floor)
+      EW_KOKKOS_LANE_OP(ceil) EW_KOKKOS_LANE_OP(trunc) EW_KOKKOS_LANE_OP(round) EW_KOKKOS_LANE_OP(exp)
+      EW_KOKKOS_LANE_OP(log) EW_KOKKOS_LANE_OP(tanh) EW_KOKKOS_LANE_OP(sigmoid) EW_KOKKOS_LANE_OP(add)
+      EW_KOKKOS_LANE_OP(sub) EW_KOKKOS_LANE_OP(mul) EW_KOKKOS_LANE_OP(div) EW_KOKKOS_LANE_OP(min)
+      EW_KOKKOS_LANE_OP(max) EW_KOKKOS_LANE_OP(lt) EW_KOKKOS_LANE_OP(le) EW_KOKKOS_LANE_OP(gt)
+      EW_KOKKOS_LANE_OP(ge) EW_KOKKOS_LANE_OP(eq) EW_KOKKOS_LANE_OP(ne) EW_KOKKOS_LANE_OP(fma)
+#undef EW_KOKKOS_LANE_OP
+      default: d = a;  // cast: every value has dtype T, so the value itself
+    }
+  }
+  regs.set(in.dst, d);
+}
+
+}  // namespace lanes
+
+// The lane walk's functor: work unit w < groups is the whole group at head + w*G; unit
+// `groups` is the head (elements before output 0's first 16-byte boundary), unit
+// groups + 1 the tail (after the last whole group). Thread t takes units t, t + threads,
+// ... U at a time: a grid-stride loop over a grid sized to what the device holds.
+template <class T, int U, int R>
+struct LaneExpr {
+  static constexpr int G = lanes::Lanes<T, U>::G;
+  DeviceInstr code[inline_instructions];  // after the inputs
+  std::uint16_t out_reg[max_expr_outputs];
+  const T* in[inline_registers];  // input j goes to register j
+  T* out[max_expr_outputs];
+  int count, inputs, outputs;
+  std::int64_t head, groups, tail, threads;
+  bool vector;  // every operand 16-byte aligned at the head: whole groups as 16-byte moves
+
+  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t t) const {
+    const std::int64_t units = groups + 2;
+    for (std::int64_t first = t; first < units; first += threads * U) {
+      lanes::Groups<U> at;
+      EW_KOKKOS_UNROLL
+      for (int u = 0; u < U; ++u) {
+        const std::int64_t w = first + u * threads;
+        at.base[u] = w < groups ? head + w * G : w == groups ? 0 : head + groups * G;
+        at.valid[u] = w < groups ? G : w == groups ? static_cast<int>(head) : w == groups + 1 ? static_cast<int>(tail) : 0;
+        // The next two iterations' inputs: loads in flight while the walk runs, without registers.
+        EW_KOKKOS_UNROLL
+        for (int ahead = 1; ahead <= 2; ++ahead) {
+          const std::int64_t later = w + ahead * threads * U;
+          if (later < groups)
+            for (int j = 0; j < inputs; ++j) lanes::prefetch(in[j] + head + later * G);
+        }
+      }
+      lanes::Registers<T, U, R> regs;
+      EW_KOKKOS_UNROLL
+      for (int j = 0; j < R; ++j)
+        if (j < inputs) lanes::load(regs.r[j], in[j], at, vector);
+      for (int k = 0; k < count; ++k) lanes::step(code[k], regs);
+      // Stores last: an output written in place over another output's input is read first.
+      for (int k = 0; k < outputs; ++k) lanes::store(out[k], regs.get(out_reg[k]), at, vector);
+    }
+  }
+};
+
 // The inline shape: everything the walk needs, by value.
 struct InlineExpr {
   DeviceInstr code[inline_instructions];
@@ -218,9 +460,67 @@ struct GeneralExpr {
 
 // Runs the call on `exec` by walking the program per element. Asynchronous on a device
 // space in the inline shape; the general shape fences before it returns (its Views).
+template <class T, int U, int R, class Exec>
+void run_lanes(const Exec& exec, const ExprCall& call, const DevicePlan& plan, std::int64_t max_threads) {
+  using F = LaneExpr<T, U, R>;
+  F f{};
+  std::copy(plan.code.begin() + plan.leading_inputs, plan.code.end(), f.code);
+  std::copy(plan.out_reg, plan.out_reg + plan.outputs, f.out_reg);
+  for (int j = 0; j < plan.leading_inputs; ++j) f.in[j] = static_cast<const T*>(call.inputs[plan.code[j].a]);
+  for (int k = 0; k < plan.outputs; ++k) f.out[k] = static_cast<T*>(call.outputs[k]);
+  f.count = static_cast<int>(plan.code.size()) - plan.leading_inputs;
+  f.inputs = plan.leading_inputs, f.outputs = plan.outputs;
+  const std::int64_t n = static_cast<std::int64_t>(call.n);
+  const std::uintptr_t out0 = reinterpret_cast<std::uintptr_t>(call.outputs[0]);
+  f.head = std::min<std::int64_t>(n, static_cast<std::int64_t>((16 - out0 % 16) % 16 / sizeof(T)));
+  f.groups = (n - f.head) / F::G;
+  f.tail = n - f.head - f.groups * F::G;
+  const auto aligned = [&](const void* p) {
+    return (reinterpret_cast<std::uintptr_t>(p) + static_cast<std::uintptr_t>(f.head) * sizeof(T)) % 16 == 0;
+  };
+  f.vector = true;
+  for (int j = 0; j < f.inputs; ++j) f.vector = f.vector && aligned(f.in[j]);
+  for (int k = 0; k < f.outputs; ++k) f.vector = f.vector && aligned(f.out[k]);
+  const std::int64_t units = f.groups + 2;
+  f.threads = std::max<std::int64_t>(1, std::min<std::int64_t>((units + U - 1) / U, max_threads));
+  Kokkos::parallel_for(
+      "ew::expr (lanes)",
+      Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>, Kokkos::LaunchBounds<256, 2>>(exec, 0, f.threads), f);
+}
+
+// The lane walk takes the call: every value of one dtype, few enough instructions and
+// live values. Returns false (nothing run) otherwise.
 template <class Exec>
-void run_expr_per_element(const Exec& exec, const ExprCall& call, bool force_general = false) {
+bool try_lanes(const Exec& exec, const ExprCall& call, std::int64_t max_threads) {
+  const Program& p = *call.program;
+  if (p.code.empty() || p.code.size() > std::size_t(inline_instructions)) return false;
+  const DType t = p.code[0].dtype;
+  for (const Instr& in : p.code)
+    if (in.dtype != t || (t != DType::f32 && t != DType::f64)) return false;
+  const DevicePlan plan = plan_for_device(call, true);
+  if (plan.registers > inline_registers) return false;
+  // A grid of what stays resident: concurrency() counts every thread slot of the device
+  // (2048 per SM on Cuda); at up to 128 registers (LaunchBounds<256, 2>) a quarter of them.
+  if (max_threads <= 0) max_threads = std::max<std::int64_t>(1, static_cast<std::int64_t>(exec.concurrency()) / 4);
+  const bool small = plan.registers <= 8;  // two groups per thread fit in registers
+  if (t == DType::f32) {
+    if (small) run_lanes<float, 2, 8>(exec, call, plan, max_threads);
+    else run_lanes<float, 1, 16>(exec, call, plan, max_threads);
+  } else {
+    if (small) run_lanes<double, 2, 8>(exec, call, plan, max_threads);
+    else run_lanes<double, 1, 16>(exec, call, plan, max_threads);
+  }
+  return true;
+}
+
+enum class DeviceShape { chosen, per_element, general };
+
+template <class Exec>
+void run_expr_per_element(const Exec& exec, const ExprCall& call, DeviceShape shape = DeviceShape::chosen,
+                          std::int64_t max_threads = 0) {
   if (call.n == 0) return;
+  if (shape == DeviceShape::chosen && try_lanes(exec, call, max_threads)) return;
+  const bool force_general = shape == DeviceShape::general;
   const DevicePlan plan = plan_for_device(call);
   const int count = static_cast<int>(plan.code.size());
   if (!force_general && count <= inline_instructions && plan.registers <= inline_registers) {

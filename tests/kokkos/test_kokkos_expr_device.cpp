@@ -1,10 +1,12 @@
-// The per-element walk that runs expressions on a Kokkos device space
-// (backends/kokkos/expr_device.hpp), run here on Kokkos' host execution space, so that
-// machines without a GPU check it too: random programs (tests/expr's generator) and
-// programs with many live values, in both shapes (inline: program in the functor,
-// register file per thread; general: program and registers in Views), bit for bit
-// against the scalar backend. On a GPU build of Kokkos the shared suite's kokkos/*
-// cases run the same walk on the device through the public API.
+// The walk that runs expressions on a Kokkos device space (backends/kokkos/expr_device.hpp),
+// run here on Kokkos' host execution space, so that machines without a GPU check it too:
+// random programs (tests/expr's generator), operands at different alignments, several
+// threads over groups, head and tail, one-dtype programs of up to 16 live values and
+// programs with many live values, in every shape (lanes: groups of elements in lockstep;
+// inline: program in the functor, register file per thread; general: program and
+// registers in Views), bit for bit against the scalar backend, outputs poisoned first and
+// checked untouched outside their range. On a GPU build of Kokkos the shared suite's
+// kokkos/* cases run the chosen shape on the device through the public API.
 #include <Kokkos_Core.hpp>
 
 #include "expr/expr_gen.hpp"
@@ -16,9 +18,15 @@ namespace {
 struct Outcome {
   std::string mismatch;  // empty: every element matched
   bool inline_shape = false;
+  bool lanes = false;  // the lane walk took it
 };
 
-Outcome walk_and_compare(const GeneratedCase& g, std::size_t n, std::mt19937_64& engine, bool force_general) {
+// An operand `shift` elements past the start of its allocation: other alignments than the
+// allocator's, different ones per operand.
+char* shifted(HostArray& a, int shift) { return static_cast<char*>(a.data()) + shift * (a.dtype == DType::f32 ? 4 : 8); }
+
+Outcome walk_and_compare(const GeneratedCase& g, std::size_t n, std::mt19937_64& engine, detail::kokkos::DeviceShape shape,
+                         std::int64_t max_threads = 0, bool misalign = false) {
   const Kernel k = compile(g.outputs);
   CallData c;
   c.n = n;
@@ -26,37 +34,59 @@ Outcome walk_and_compare(const GeneratedCase& g, std::size_t n, std::mt19937_64&
   for (int s = 0; s < k.inputs(); ++s) c.inputs.push_back(random_array(engine, g.input_dtype[s], n, 0.02));
   const std::vector<HostArray> want = reference_outputs(k, c);
 
+  std::uniform_int_distribution<int> pick_shift(0, misalign ? 3 : 0);
   detail::ExprCall call{};
   call.program = &k.program();
   call.n = n;
-  for (int s = 0; s < k.inputs(); ++s) call.inputs[s] = c.inputs[s].data();
+  std::vector<HostArray> in;
+  for (int s = 0; s < k.inputs(); ++s) {
+    const int shift = pick_shift(engine);
+    in.emplace_back(c.inputs[s].dtype, n + 3);
+    for (std::size_t i = 0; i < n; ++i) in.back().set(i + shift, c.inputs[s].get(i));
+    call.inputs[s] = shifted(in.back(), shift);
+  }
   for (int p = 0; p < k.params(); ++p) call.params[p] = c.params[p];
   std::vector<HostArray> got;
+  std::vector<int> out_shift;
   for (int o = 0; o < k.outputs(); ++o) {
-    got.emplace_back(k.output_dtype(o), n);
-    for (std::size_t i = 0; i < n; ++i) got.back().set_poison(i);
+    got.emplace_back(k.output_dtype(o), n + 3);
+    for (std::size_t i = 0; i < n + 3; ++i) got.back().set_poison(i);
+    out_shift.push_back(pick_shift(engine));
   }
-  for (int o = 0; o < k.outputs(); ++o) call.outputs[o] = got[o].data();
+  for (int o = 0; o < k.outputs(); ++o) call.outputs[o] = shifted(got[o], out_shift[o]);
 
   const detail::kokkos::DevicePlan plan = detail::kokkos::plan_for_device(call);
+  const detail::kokkos::DevicePlan lane_plan = detail::kokkos::plan_for_device(call, true);
   Outcome out;
-  out.inline_shape = !force_general && plan.code.size() <= std::size_t(detail::kokkos::inline_instructions) &&
+  bool one_dtype = true;
+  for (const auto& instr : k.program().code) one_dtype = one_dtype && instr.dtype == k.program().code[0].dtype;
+  out.lanes = shape == detail::kokkos::DeviceShape::chosen && one_dtype &&
+              lane_plan.code.size() <= std::size_t(detail::kokkos::inline_instructions) &&
+              lane_plan.registers <= detail::kokkos::inline_registers;
+  out.inline_shape = shape != detail::kokkos::DeviceShape::general &&
+                     plan.code.size() <= std::size_t(detail::kokkos::inline_instructions) &&
                      plan.registers <= detail::kokkos::inline_registers;
   const Kokkos::DefaultHostExecutionSpace exec;
-  detail::kokkos::run_expr_per_element(exec, call, force_general);
+  detail::kokkos::run_expr_per_element(exec, call, shape, max_threads);
   exec.fence();
-  for (int o = 0; o < k.outputs(); ++o)
-    for (std::size_t i = 0; i < n; ++i)
-      if (!got[o].same_at(i, want[o], i)) {
-        out.mismatch = "output " + std::to_string(o) + " element " + std::to_string(i) + ": " +
-                       std::to_string(got[o].get(i)) + " instead of " + std::to_string(want[o].get(i)) + "\n" +
-                       describe(k, c);
-        return out;
-      }
+  for (int o = 0; o < k.outputs(); ++o) {
+    const int shift = out_shift[o];
+    for (std::size_t i = 0; i < n + 3; ++i) {
+      const bool inside = i >= std::size_t(shift) && i < n + shift;
+      if (inside ? got[o].same_at(i, want[o], i - shift) : got[o].poisoned(i)) continue;
+      out.mismatch = "output " + std::to_string(o) + " (shifted by " + std::to_string(shift) + ") element " +
+                     std::to_string(i) + ": " + std::to_string(got[o].get(i)) +
+                     (inside ? " instead of " + std::to_string(want[o].get(i - shift)) : " outside the operand") +
+                     "\n" + describe(k, c);
+      return out;
+    }
+  }
   return out;
 }
 
-class KokkosExprPerElement : public testing::TestWithParam<bool> {
+using detail::kokkos::DeviceShape;
+
+class KokkosExprPerElement : public testing::TestWithParam<DeviceShape> {
  protected:
   void SetUp() override {
     EW_SKIP_IF_UNUSABLE(Backend::kokkos);
@@ -66,19 +96,99 @@ class KokkosExprPerElement : public testing::TestWithParam<bool> {
 };
 
 TEST_P(KokkosExprPerElement, RandomProgramsMatchScalarBitForBit) {
-  const bool force_general = GetParam();
-  int inline_cases = 0;
+  const DeviceShape shape = GetParam();
+  int inline_cases = 0, lane_cases = 0;
   for (std::size_t n : {std::size_t(1), std::size_t(17), std::size_t(1000), std::size_t(70001)}) {
     for (int t = 0; t < (n > 10000 ? 4 : 40); ++t) {
       const std::uint64_t seed = rng()();
       ExprGenerator gen(seed);
-      const Outcome r = walk_and_compare(gen.next(), n, gen.engine(), force_general);
+      const Outcome r = walk_and_compare(gen.next(), n, gen.engine(), shape);
       ASSERT_TRUE(r.mismatch.empty()) << "case seed " << seed << ", n " << n << "\n" << r.mismatch;
       inline_cases += r.inline_shape;
+      lane_cases += r.lanes;
     }
   }
-  if (force_general) EXPECT_EQ(inline_cases, 0);
+  if (shape == DeviceShape::general) EXPECT_EQ(inline_cases, 0);
   else EXPECT_GT(inline_cases, 0) << "no random program took the inline shape";
+  if (shape == DeviceShape::chosen) {
+    EXPECT_GT(lane_cases, 0) << "no random program took the lane walk";
+  }
+}
+
+class KokkosExprLanes : public testing::Test {
+ protected:
+  void SetUp() override {
+    EW_SKIP_IF_UNUSABLE(Backend::kokkos);
+    context_ = std::make_unique<Context>(Backend::kokkos);
+  }
+  std::unique_ptr<Context> context_;
+};
+
+// The lane walk's edges: operands at different alignments (no 16-byte moves, or a head
+// before output 0's boundary), and several threads striding over groups, head and tail.
+TEST_F(KokkosExprLanes, AlignmentsAndThreadCounts) {
+  int lane_cases = 0;
+  for (std::int64_t threads : {1, 2, 3, 7, 64}) {
+    for (std::size_t n : {std::size_t(1), std::size_t(5), std::size_t(63), std::size_t(1001)}) {
+      for (int t = 0; t < 12; ++t) {
+        const std::uint64_t seed = rng()();
+        ExprGenerator gen(seed);
+        const Outcome r = walk_and_compare(gen.next(), n, gen.engine(), DeviceShape::chosen, threads, t % 3 != 0);
+        ASSERT_TRUE(r.mismatch.empty()) << "case seed " << seed << ", n " << n << ", threads " << threads << "\n"
+                                        << r.mismatch;
+        lane_cases += r.lanes;
+      }
+    }
+  }
+  EXPECT_GT(lane_cases, 20);
+}
+
+// One dtype and up to 16 live values: the lane walk's larger register file (9-16 values)
+// as well as the smaller one, every register number read and written.
+GeneratedCase one_dtype_live_values(DType t, int count) {
+  GeneratedCase g;
+  g.input_dtype = {t, t, t};
+  g.param_dtype = {t};
+  g.params = {0.375};
+  const Expr a = input(0, t), b = input(1, t), c = input(2, t), s = param(0, t);
+  std::vector<Expr> parts;
+  for (int k = 0; k < count; ++k) {
+    const Expr w(1.0 + k / 64.0);
+    switch (k % 4) {
+      case 0: parts.push_back(a * w); break;
+      case 1: parts.push_back(sigmoid(b) - w); break;
+      case 2: parts.push_back(select(a < c, c * s, max(b, w))); break;
+      default: parts.push_back(ew::fma(c, w, a)); break;
+    }
+  }
+  Expr sum = parts[0];
+  for (int k = 1; k < count; ++k) sum = sum + parts[k];
+  Expr product = sum;
+  for (int k = count - 1; k >= 0; --k) product = product * parts[k] / (abs(parts[k]) + Expr(1.0));
+  g.outputs = {product, sum - a};
+  return g;
+}
+
+TEST_F(KokkosExprLanes, OneDtypeManyLiveValues) {
+  int lane_cases = 0, large_files = 0;
+  for (DType t : {DType::f32, DType::f64}) {
+    for (int count = 2; count <= 16; ++count) {
+      const std::uint64_t seed = rng()();
+      ExprGenerator gen(seed);
+      const GeneratedCase g = one_dtype_live_values(t, count);
+      const Kernel k = compile(g.outputs);
+      detail::ExprCall probe{};
+      probe.program = &k.program();
+      const int registers = detail::kokkos::plan_for_device(probe, true).registers;
+      const Outcome r = walk_and_compare(g, 1003, gen.engine(), DeviceShape::chosen, 5, count % 2 == 1);
+      ASSERT_TRUE(r.mismatch.empty()) << to_string(t) << ", " << count << " live values, case seed " << seed << "\n"
+                                      << r.mismatch;
+      lane_cases += r.lanes;
+      large_files += r.lanes && registers > 8;
+    }
+  }
+  EXPECT_GT(lane_cases, 10);
+  EXPECT_GT(large_files, 4);
 }
 
 // More live values than the inline register file holds: the general shape, every time.
@@ -89,6 +199,7 @@ TEST_P(KokkosExprPerElement, ManyLiveValues) {
     const Outcome r = walk_and_compare(gen.many_live_values(count), 4099, gen.engine(), GetParam());
     ASSERT_TRUE(r.mismatch.empty()) << count << " live values, case seed " << seed << "\n" << r.mismatch;
     EXPECT_FALSE(r.inline_shape);
+    EXPECT_FALSE(r.lanes);
   }
 }
 
@@ -105,8 +216,13 @@ TEST(KokkosExprPlan, RegistersFollowLiveRanges) {
   EXPECT_LE(plan.registers, 4);
 }
 
-INSTANTIATE_TEST_SUITE_P(Shapes, KokkosExprPerElement, testing::Values(false, true),
-                         [](const testing::TestParamInfo<bool>& info) { return info.param ? "general" : "chosen"; });
+INSTANTIATE_TEST_SUITE_P(Shapes, KokkosExprPerElement,
+                         testing::Values(DeviceShape::chosen, DeviceShape::per_element, DeviceShape::general),
+                         [](const testing::TestParamInfo<DeviceShape>& info) {
+                           return info.param == DeviceShape::chosen        ? "chosen"
+                                  : info.param == DeviceShape::per_element ? "per_element"
+                                                                           : "general";
+                         });
 
 }  // namespace
 }  // namespace ew::test
