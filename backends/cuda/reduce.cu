@@ -36,16 +36,20 @@ namespace {
 using plan::Kind;
 
 // ---- The defaults, in one place. Measured alternatives: ew-cuda-reduce-bench --sweep.
-constexpr ReduceShape default_shape_f32{4, 4};  // 64 bytes of each operand in flight per thread
+// Provisional, chosen from the compiled code (registers, loads in flight: reduce_check.sh
+// logs both), not yet from timings: 16-byte loads, and about 64 KiB in flight per SM for
+// sum and dot alike (f32 4x4: 64 and 128 registers, 4 and 2 CUDA blocks per SM of 64 and
+// 128 bytes per thread; f64 2x4: 56 and 94 registers, the same bytes).
+constexpr ReduceShape default_shape_f32{4, 4};
 constexpr ReduceShape default_shape_f64{2, 4};
-constexpr int default_runs_per_sm = 32;  // 4 CUDA blocks of 8 warps per SM, one run each
+constexpr int default_runs_per_sm = 0;   // 0: as many runs as warps fit on an SM (one wave)
 constexpr int default_ctas_per_sm = -1;  // no cap: one warp per run
 // Below this many plan blocks per SM, one lane per thread (more warps: small sizes are
 // latency-bound, and a plan block's 64 rows are the most one lane can take apart).
 constexpr std::size_t vector_lanes_from_blocks_per_sm = 16;
 
 // Built (lanes per thread, loads) pairs; f64 takes those with lanes <= 2.
-constexpr ReduceShape shapes[] = {{1, 8}, {1, 16}, {1, 32}, {2, 4}, {2, 8}, {2, 16}, {4, 2}, {4, 4}, {4, 8}};
+constexpr ReduceShape shapes[] = {{1, 8}, {1, 16}, {2, 4}, {2, 8}, {4, 2}, {4, 4}};
 
 constexpr int warps_per_cta = 8;
 constexpr int threads_per_cta = warps_per_cta * 32;
@@ -150,18 +154,37 @@ __device__ __forceinline__ void lanes_of_block(const T* __restrict__ x, const T*
   if (n - begin >= plan::block_elements && vector_ok) {
     const T* xb = x + first;
     const T* yb = two ? y + first : nullptr;
-    for (int r0 = 0; r0 < rows; r0 += U) {
-      T xv[U][V], yv[U][V];
+    // Software-pipelined: the next U rows are loaded before this U rows' adds, so they are
+    // in flight while the adds run, whatever order ptxas picks within an iteration (the
+    // values cross the loop's back edge). Without it ptxas issues a few of a batch's loads
+    // and interleaves the rest with their adds (bench/cuda/reduce_sass.py counts them).
+    T xv[U][V], yv[U][V];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      load_vector<T, V>(xb + u * plan::lanes, xv[u]);
+      if constexpr (two) load_vector<T, V>(yb + u * plan::lanes, yv[u]);
+    }
+#pragma unroll 1
+    for (int r0 = U; r0 < rows; r0 += U) {
+      T xn[U][V], yn[U][V];
 #pragma unroll
       for (int u = 0; u < U; ++u) {
-        load_vector<T, V>(xb + (r0 + u) * plan::lanes, xv[u]);
-        if constexpr (two) load_vector<T, V>(yb + (r0 + u) * plan::lanes, yv[u]);
+        load_vector<T, V>(xb + (r0 + u) * plan::lanes, xn[u]);
+        if constexpr (two) load_vector<T, V>(yb + (r0 + u) * plan::lanes, yn[u]);
       }
 #pragma unroll
       for (int u = 0; u < U; ++u)
 #pragma unroll
-        for (int k = 0; k < V; ++k) accumulate<kind, T>(acc[k], xv[u][k], two ? yv[u][k] : T(0));
+        for (int k = 0; k < V; ++k) {
+          accumulate<kind, T>(acc[k], xv[u][k], two ? yv[u][k] : T(0));
+          xv[u][k] = xn[u][k];
+          if constexpr (two) yv[u][k] = yn[u][k];
+        }
     }
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+#pragma unroll
+      for (int k = 0; k < V; ++k) accumulate<kind, T>(acc[k], xv[u][k], two ? yv[u][k] : T(0));
   } else {
     // A short last block, or operands not aligned to the vector: element by element, in
     // each lane's order.
@@ -370,13 +393,49 @@ cudaError_t launch_shape(const ReduceCall& c, const Launch& l) {
   }
 }
 
+// CUDA blocks of the kernel resident on one SM (registers decide), asked once per kernel.
+template <Kind kind, class T, int V, int U>
+int resident_for() {
+  static const int blocks = [] {
+    int b = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, sum_kernel<kind, T, V, U>, threads_per_cta, 0) != cudaSuccess) {
+      (void)cudaGetLastError();
+      b = 0;
+    }
+    return b > 0 ? b : 1;
+  }();
+  return blocks;
+}
+
+template <class T, int V, int U>
+int resident_shape(Kind kind) {
+  switch (kind) {
+    case Kind::sum: return resident_for<Kind::sum, T, V, U>();
+    case Kind::asum: return resident_for<Kind::asum, T, V, U>();
+    case Kind::dot: return resident_for<Kind::dot, T, V, U>();
+    default: return resident_for<Kind::norm2, T, V, U>();
+  }
+}
+
+template <class T>
+int resident(Kind kind, ReduceShape s) {
+#define EW_SHAPE(V, U) \
+  if (s.lanes_per_thread == V && s.loads == U) return resident_shape<T, V, U>(kind);
+  EW_SHAPE(1, 8) EW_SHAPE(1, 16) EW_SHAPE(2, 4) EW_SHAPE(2, 8)
+  if constexpr (sizeof(T) == 4) {
+    EW_SHAPE(4, 2) EW_SHAPE(4, 4)
+  }
+#undef EW_SHAPE
+  return 1;
+}
+
 template <class T>
 cudaError_t launch_sums(const ReduceCall& c, const Launch& l, ReduceShape s) {
 #define EW_SHAPE(V, U) \
   if (s.lanes_per_thread == V && s.loads == U) return launch_shape<T, V, U>(c, l);
-  EW_SHAPE(1, 8) EW_SHAPE(1, 16) EW_SHAPE(1, 32) EW_SHAPE(2, 4) EW_SHAPE(2, 8) EW_SHAPE(2, 16)
+  EW_SHAPE(1, 8) EW_SHAPE(1, 16) EW_SHAPE(2, 4) EW_SHAPE(2, 8)
   if constexpr (sizeof(T) == 4) {
-    EW_SHAPE(4, 2) EW_SHAPE(4, 4) EW_SHAPE(4, 8)
+    EW_SHAPE(4, 2) EW_SHAPE(4, 4)
   }
 #undef EW_SHAPE
   throw Error(Errc::internal, "cuda reduction: shape " + std::to_string(s.lanes_per_thread) + "x" +
@@ -485,7 +544,10 @@ ReduceResult Reducer::run(const ReduceCall& c, cudaStream_t stream, int sm_count
     const std::size_t lanes = static_cast<std::size_t>(t.lanes_per_thread);
     std::size_t run = t.run_blocks;
     if (!run) {
-      const std::size_t target = sms * static_cast<std::size_t>(t.runs_per_sm);
+      const int per_sm = t.runs_per_sm > 0 ? t.runs_per_sm
+                                           : warps_per_cta * (c.dtype == DType::f32 ? resident<float>(c.kind, shape)
+                                                                                     : resident<double>(c.kind, shape));
+      const std::size_t target = sms * static_cast<std::size_t>(per_sm);
       run = 1;
       while (run < max_run_blocks && (l.blocks + run - 1) / run > target) run *= 2;
     }

@@ -209,7 +209,7 @@ std::vector<std::pair<std::string, ew::detail::cuda::ReduceTuning>> sweep_tuning
     out.emplace_back(std::to_string(t.lanes_per_thread) + " lanes x " + std::to_string(t.loads) + " loads", t);
   }
   const std::string shape = std::to_string(d.lanes_per_thread) + "x" + std::to_string(d.loads);
-  for (int runs : {8, 16, 64, 128}) {
+  for (int runs : {8, 16, 32, 64}) {
     tune::ReduceTuning t;
     t.lanes_per_thread = d.lanes_per_thread, t.loads = d.loads, t.runs_per_sm = runs;
     out.emplace_back(shape + " runs/SM " + std::to_string(runs), t);

@@ -44,6 +44,7 @@ if command -v cuobjdump > /dev/null; then
   cuobjdump --dump-resource-usage build-gpu/core/libelementwise.so 2>&1 | grep -A1 -E "sum_kernel|extremum_kernel" |
     grep -oE "Function [^:]*|REG:[0-9]+|STACK:[0-9]+|LOCAL:[0-9]+" | paste -d' ' - - - - | c++filt > "$out/reduce-registers.log"
   head -80 "$out/reduce-registers.log"
+  cuobjdump -sass build-gpu/core/libelementwise.so 2>/dev/null | python3 bench/cuda/reduce_sass.py | tee "$out/reduce-loads-in-flight.log"
 else
   echo "no cuobjdump"
 fi
