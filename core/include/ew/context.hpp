@@ -14,13 +14,14 @@ class BackendImpl;
 
 struct ContextOptions {
   int device = -1;             // GPU index; -1: EW_DEVICE, else 0
-  // Several GPUs in one context (cuda): one stream each; host-resident and managed operands
-  // are split across them, ew::ShardedBuffer holds a shard on each (docs/multigpu.md).
-  // Empty: `device`, else EW_DEVICE ("0,1" is a list too). Not with `device` or `stream`.
-  std::vector<int> devices;
   void* stream = nullptr;      // a caller's cudaStream_t to borrow; null: the context owns one
   int threads = 0;             // CPU backends: worker threads; 0: all hardware threads
   std::size_t staging_bytes = 0;  // CUDA host-resident pipeline staging limit; 0: the default
+  // Several GPUs in one context (cuda): one stream each; host-resident and managed operands
+  // are split across them, ew::ShardedBuffer holds a shard on each (docs/multigpu.md).
+  // Empty: `device`, else EW_DEVICE ("0,1" is a list too). Not with `device` or `stream`.
+  // The last field, so that positional initializers of the others keep their meaning.
+  std::vector<int> devices;
 };
 
 // A backend bound to a device and a stream (or a CPU thread team). Ops issued on a
