@@ -29,7 +29,8 @@ if ! command -v mpicxx > /dev/null && compgen -G ".deps/libopenmpi-dev_*.deb" > 
 fi
 bash tools/gpu/prepare.sh build-gpu -DEW_ENABLE_KOKKOS=OFF -DEW_ENABLE_HIGHWAY=OFF "${mpi_args[@]}" "$@" || exit 1
 export LD_LIBRARY_PATH=/opt/ewdeps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# Root may launch (containers), and one node needs no ssh to start processes.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_plm=isolated
 gpus=$(nvidia-smi --query-gpu=name --format=csv,noheader | wc -l)
 echo "GPUs: $gpus"
 (( gpus >= 2 )) || { echo "FAILED: this check needs 2 GPUs, nvidia-smi lists $gpus"; status=1; }
