@@ -194,7 +194,11 @@ std::vector<Target> make_targets(const std::vector<Backend>& requested, bool qui
       t.place = p.on_device ? Place::device : Place::host;
       t.events = p.on_device;
       t.exact = false;
-      t.supports = p.supports;
+      // The GPU peers (bench/cuda/peers.cu) take f32 and f64 arrays only so far.
+      if (p.on_device)
+        t.supports = [supports = p.supports](Op op, DType d) { return !is_storage16(d) && supports(op, d); };
+      else
+        t.supports = p.supports;
       void* stream = p.on_device ? gpu::stream() : nullptr;
       t.run = [p, stream](const Call& c) { p.run(c.op, c.dtype, c.n, c.a, c.b, c.out, c.s, c.t, stream); };
       t.sync = [] {};
