@@ -3,9 +3,13 @@
 // on sharded arrays give the bits of the same call on plain arrays. Several devices need
 // a GPU machine: tests/cuda/test_cuda_multigpu.cpp.
 #include <cstdlib>
+#include <mutex>
 #include <string>
 #include <vector>
 
+#include "ew_internal/multi_device.hpp"
+#include "ew_internal/program.hpp"
+#include "ew_internal/registry.hpp"
 #include "test_support.hpp"
 
 namespace ew::test {
@@ -109,6 +113,129 @@ TEST(ContextShard, HostContextsHaveOneShardThatIsThemselves) {
   EXPECT_EQ(&shard.impl(), &ctx.impl());
   expect_error(Errc::invalid_argument, [&] { ctx.shard(1); }, "1 shard");
   expect_error(Errc::invalid_argument, [&] { ctx.shard(-1); }, "Context::shard(-1)");
+}
+
+// The multi-device backend over stand-in "devices" (scalar backends that record what they
+// get): how a call is cut, whatever device runs the parts. On a GPU machine the same code
+// runs over cuda backends (tests/cuda/test_cuda_multigpu.cpp).
+struct Part {
+  const void* out;
+  std::size_t n;
+};
+std::mutex parts_mutex;
+std::vector<Part> parts_seen;
+
+class Recorder final : public detail::BackendImpl {
+ public:
+  void run(const detail::OpCall& c) override {
+    record(c.out, c.n);
+    inner_->run(c);
+  }
+  void run_expr(const detail::ExprCall& c) override {
+    record(c.outputs[0], c.n);
+    inner_->run_expr(c);
+  }
+  void synchronize() override {}
+  bool accepts(MemorySpace) const override { return true; }
+
+ private:
+  static void record(const void* out, std::size_t n) {
+    std::lock_guard<std::mutex> lock(parts_mutex);
+    parts_seen.push_back({out, n});
+  }
+  std::unique_ptr<detail::BackendImpl> inner_ = detail::descriptor(Backend::scalar).create(ContextOptions{});
+};
+
+std::unique_ptr<detail::BackendImpl> make_recorder(const ContextOptions&) { return std::make_unique<Recorder>(); }
+const detail::BackendDescriptor recorders{Backend::scalar, nullptr, &make_recorder, nullptr, nullptr};
+
+// Every part is the split rule's (in groups of `granule` elements) at its offset in an
+// output of `element`-byte elements.
+void expect_parts(const void* base, std::size_t n, std::size_t count, std::size_t element, std::size_t granule) {
+  std::vector<Part> expected;
+  for (std::size_t k = 0; k < count; ++k) {
+    const ShardRange r = shard_range(n, count, k, granule);
+    if (r.size()) expected.push_back({static_cast<const char*>(base) + r.begin * element, r.size()});
+  }
+  std::lock_guard<std::mutex> lock(parts_mutex);
+  ASSERT_EQ(parts_seen.size(), expected.size()) << "n " << n << ", " << count << " devices";
+  for (const Part& e : expected) {
+    bool found = false;
+    for (const Part& p : parts_seen) found |= p.out == e.out && p.n == e.n;
+    EXPECT_TRUE(found) << "no part of " << e.n << " elements at byte " << (static_cast<const char*>(e.out) -
+                                                                             static_cast<const char*>(base));
+  }
+  parts_seen.clear();
+}
+
+template <class T>
+void split_ops_match_reference(detail::MultiDevice& md, std::size_t n, MemorySpace space) {
+  const std::vector<T> a = random_vector<T>(n), b = random_vector<T>(n), y = random_vector<T>(n);
+  for (int o = 0; o < op_count; ++o) {
+    const Op op = static_cast<Op>(o);
+    const OpInfo& oi = info(op);
+    std::vector<T> expected = oi.in_place ? y : std::vector<T>(n, T(std::nan("")));
+    std::vector<T> got = expected;
+    reference<T>(op, n, a.data(), oi.input_streams == 2 ? b.data() : (oi.in_place ? expected.data() : nullptr),
+                 expected.data(), compute_t<T>(1.25), compute_t<T>(-0.5));
+    detail::OpCall c{op, dtype_v<T>, n, a.data(), oi.input_streams == 2 ? b.data() : (oi.in_place ? got.data() : nullptr),
+                     got.data(), 1.25, -0.5, space, space, space};
+    md.run(c);
+    EXPECT_EQ(std::memcmp(got.data(), expected.data(), n * sizeof(T)), 0) << to_string(op) << ", n " << n;
+    expect_parts(got.data(), n, static_cast<std::size_t>(md.shard_count()), sizeof(T), shard_granule(sizeof(T)));
+  }
+}
+
+TEST(MultiDeviceSplit, OpsAreCutByTheRuleAndGiveOneBackendsBits) {
+  for (int count : {2, 3, 4}) {
+    std::vector<int> devices;
+    for (int d = 0; d < count; ++d) devices.push_back(d);
+    detail::MultiDevice md(recorders, ContextOptions{}, devices);
+    EXPECT_EQ(md.shard_count(), count);
+    for (std::size_t n : {std::size_t(1), std::size_t(5), std::size_t(17), std::size_t(4099), std::size_t(100003)})
+      for (MemorySpace space : {MemorySpace::host, MemorySpace::managed}) {  // threads, then one by one
+        split_ops_match_reference<float>(md, n, space);
+        split_ops_match_reference<double>(md, n, space);
+      }
+  }
+}
+
+TEST(MultiDeviceSplit, ExpressionsAreCutPerOperandElementSize) {
+  detail::MultiDevice md(recorders, ContextOptions{}, {0, 1, 2});
+  Context scalar(Backend::scalar);
+  const std::size_t n = 10007;
+  const std::vector<float> x = random_vector<float>(n);
+  const std::vector<double> y = random_vector<double>(n);
+  auto X = input<float>(0);
+  auto Y = input<double>(1);
+  const Kernel k = compile({cast<double>(X) * Y + param<double>(0), X * X});
+  std::vector<double> e0(n), g0(n, -1.0);
+  std::vector<float> e1(n), g1(n, -1.0f);
+  k(scalar, {x, y}, {e0, e1}, {0.5});
+  detail::ExprCall c{};
+  c.program = &k.program();
+  c.n = n;
+  c.inputs[0] = x.data(), c.inputs[1] = y.data();
+  c.outputs[0] = g0.data(), c.outputs[1] = g1.data();
+  c.params[0] = 0.5;
+  for (auto& s : c.input_space) s = MemorySpace::host;
+  for (auto& s : c.output_space) s = MemorySpace::host;
+  md.run_expr(c);
+  EXPECT_EQ(g0, e0);
+  EXPECT_EQ(g1, e1);
+  expect_parts(g0.data(), n, 3, sizeof(double), 4);  // groups of the smallest operand: 4 f32 = 16 bytes
+}
+
+TEST(MultiDeviceSplit, RefusesReductionsAndDeviceBuffersNamingTheDevices) {
+  detail::MultiDevice md(recorders, ContextOptions{}, {0, 1});
+  detail::ReduceCall r{};
+  r.call = "ew::sum";
+  expect_error(Errc::unsupported, [&] { md.run_reduce(r); }, "ew::sum: a context over devices 0,1 does not reduce");
+  expect_error(Errc::invalid_argument, [&] { md.allocate(64, MemorySpace::device); },
+               "device memory belongs to one device and this context runs on devices 0,1");
+  expect_error(Errc::invalid_argument, [&] { md.native_stream(); }, "a stream on each of devices 0,1");
+  const Error e = detail::on_device(1, Error(Errc::out_of_memory, "cuda: cudaMalloc failed"));
+  EXPECT_STREQ(e.what(), "ew::Error [out_of_memory]: device 1: cuda: cudaMalloc failed");
 }
 
 class Sharded : public testing::TestWithParam<Backend> {
