@@ -185,6 +185,17 @@ void axpby(Context& ctx, scalar_of<T> s, const ShardedBuffer<detail::nd<T>>& x, 
   detail::run_sharded<T>(ctx, Op::axpby, x, nullptr, y, s, t);
 }
 
+// Reductions do not run over several devices: the fixed summation tree spans the whole
+// array, and per-device partial results would not give its bits (docs/multigpu.md). A call
+// on a ShardedBuffer does not compile; reduce a shard on its device instead,
+// ew::sum<T>(ctx.shard(k), x.shard(k)), and combine the shards' results in a fixed order.
+template <class T, class U, class... Rest> void sum(Context&, const ShardedBuffer<U>&, Rest&&...) = delete;
+template <class T, class U, class... Rest> void asum(Context&, const ShardedBuffer<U>&, Rest&&...) = delete;
+template <class T, class U, class... Rest> void dot(Context&, const ShardedBuffer<U>&, Rest&&...) = delete;
+template <class T, class U, class... Rest> void norm2(Context&, const ShardedBuffer<U>&, Rest&&...) = delete;
+template <class T, class U> void min_element(Context&, const ShardedBuffer<U>&) = delete;
+template <class T, class U> void max_element(Context&, const ShardedBuffer<U>&) = delete;
+
 // Operands of a compiled expression (ew::Kernel) on sharded arrays. Empty: an input
 // slot the expression does not read.
 struct ShardedInput {
