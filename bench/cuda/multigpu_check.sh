@@ -19,13 +19,14 @@ step() { echo; echo "=== $* ($(date +%T))"; }
 step configure
 # Open MPI unpacked from .deps/ into /opt/ewdeps (tools/gpu/prepare.sh) runs from there once
 # told where it is; an Open MPI installed in the system needs none of this.
-mpi_args=()
+# MPI is looked up afresh (-U): a cache from an earlier configure may hold another MPI or none.
+mpi_args=(-U 'MPI*')
 if ! command -v mpicxx > /dev/null && compgen -G ".deps/libopenmpi-dev_*.deb" > /dev/null; then
   root=/opt/ewdeps/usr
   export OPAL_PREFIX=$root
   export PMIX_PREFIX=$root/lib/x86_64-linux-gnu/pmix2
   export PMIX_MCA_mca_base_component_path=$PMIX_PREFIX/lib/pmix
-  mpi_args=(-DMPI_CXX_COMPILER=$root/bin/mpicxx.openmpi -DMPIEXEC_EXECUTABLE=$root/bin/mpirun.openmpi)
+  mpi_args+=(-DMPI_CXX_COMPILER=$root/bin/mpicxx.openmpi -DMPIEXEC_EXECUTABLE=$root/bin/mpirun.openmpi)
 fi
 bash tools/gpu/prepare.sh build-gpu -DEW_ENABLE_KOKKOS=OFF -DEW_ENABLE_HIGHWAY=OFF "${mpi_args[@]}" "$@" || exit 1
 export LD_LIBRARY_PATH=/opt/ewdeps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
