@@ -36,12 +36,12 @@ namespace {
 using plan::Kind;
 
 // ---- The defaults, in one place. Measured alternatives: ew-cuda-reduce-bench --sweep.
-// Provisional, chosen from the compiled code (registers, loads in flight: reduce_check.sh
-// logs both), not yet from timings: 16-byte loads, and about 64 KiB in flight per SM for
-// sum and dot alike (f32 4x4: 64 and 128 registers, 4 and 2 CUDA blocks per SM of 64 and
-// 128 bytes per thread; f64 2x4: 56 and 94 registers, the same bytes).
+// From the compiled code (registers, loads in flight: reduce_check.sh logs both) and the
+// H100 sweep of 2026-11-23 (bench/cuda/results/h100-2026-11-23-reduce2-sweep.csv): f32 4x4
+// (64 and 128 registers, about 64 KiB in flight per SM) was the fastest f32 shape at 2^24
+// and 2^28; for f64, 2 lanes x 8 rows beat 2x4 by 1-3 % in sum and dot at both sizes.
 constexpr ReduceShape default_shape_f32{4, 4};
-constexpr ReduceShape default_shape_f64{2, 4};
+constexpr ReduceShape default_shape_f64{2, 8};
 constexpr int default_runs_per_sm = 0;   // 0: as many runs as warps fit on an SM (one wave)
 constexpr int default_ctas_per_sm = -1;  // no cap: one warp per run
 // Below this many plan blocks per SM, one lane per thread (more warps: small sizes are
