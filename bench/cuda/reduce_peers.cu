@@ -53,11 +53,10 @@ Scratch& scratch() {
   return s;
 }
 
+// cub::DeviceReduce into device memory, enqueued on the stream.
 template <class T>
-double cub_typed(Reduction r, std::size_t n, const T* x, const T* y, cudaStream_t stream) {
+void cub_enqueue_typed(Reduction r, std::size_t n, const T* x, const T* y, T* out, cudaStream_t stream) {
   Scratch& s = scratch();
-  s.reserve(0);
-  T* out = reinterpret_cast<T*>(s.out);
   const auto count = static_cast<long long>(n);
   std::size_t bytes = 0;
   const auto run = [&](void* temp) {
@@ -71,6 +70,15 @@ double cub_typed(Reduction r, std::size_t n, const T* x, const T* y, cudaStream_
   check(run(nullptr), "cub::DeviceReduce");
   s.reserve(bytes);
   check(run(s.temp), "cub::DeviceReduce");
+}
+
+// The host form: the device-resident one, then the value brought back.
+template <class T>
+double cub_typed(Reduction r, std::size_t n, const T* x, const T* y, cudaStream_t stream) {
+  Scratch& s = scratch();
+  s.reserve(0);
+  T* out = reinterpret_cast<T*>(s.out);
+  cub_enqueue_typed(r, n, x, y, out, stream);
   T host{};
   check(cudaMemcpyAsync(&host, out, sizeof(T), cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync");
   check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
@@ -114,23 +122,6 @@ double cublas_run(Reduction r, DType d, std::size_t n, const void* x, const void
 }
 
 // Device-resident forms.
-template <class T>
-void cub_enqueue_typed(Reduction r, std::size_t n, const T* x, const T* y, T* out, cudaStream_t stream) {
-  Scratch& s = scratch();
-  const auto count = static_cast<long long>(n);
-  std::size_t bytes = 0;
-  const auto run = [&](void* temp) {
-    if (r == Reduction::sum) return cub::DeviceReduce::Sum(temp, bytes, x, out, count, stream);
-    if (r == Reduction::dot)
-      return cub::DeviceReduce::TransformReduce(temp, bytes, thrust::counting_iterator<long long>(0), out, count,
-                                                ::cuda::std::plus<>{}, Product<T>{x, y}, T(0), stream);
-    return cub::DeviceReduce::TransformReduce(temp, bytes, x, out, count, ::cuda::std::plus<>{}, Square<T>{}, T(0),
-                                              stream);
-  };
-  check(run(nullptr), "cub::DeviceReduce");
-  s.reserve(bytes);
-  check(run(s.temp), "cub::DeviceReduce");
-}
 void cub_enqueue(Reduction r, DType d, std::size_t n, const void* x, const void* y, void* result, void* stream) {
   const auto s = static_cast<cudaStream_t>(stream);
   if (d == DType::f32)
