@@ -18,10 +18,10 @@ step() { echo; echo "=== $* ($(date +%T))"; }
 
 step configure
 # Open MPI unpacked from .deps/ into /opt/ewdeps (tools/gpu/prepare.sh) runs from there once
-# told where it is; an Open MPI installed in the system needs none of this.
+# told where it is, and is preferred when carried (a system Open MPI may lack a working PMIx).
 # MPI is looked up afresh (-U): a cache from an earlier configure may hold another MPI or none.
 mpi_args=(-U 'MPI*')
-if ! command -v mpicxx > /dev/null && compgen -G ".deps/libopenmpi-dev_*.deb" > /dev/null; then
+if compgen -G ".deps/libopenmpi-dev_*.deb" > /dev/null; then
   root=/opt/ewdeps/usr
   export OPAL_PREFIX=$root
   export PMIX_PREFIX=$root/lib/x86_64-linux-gnu/pmix2
