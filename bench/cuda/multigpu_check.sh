@@ -18,7 +18,7 @@ step() { echo; echo "=== $* ($(date +%T))"; }
 
 step configure
 # Open MPI unpacked from .deps/ into /opt/ewdeps (tools/gpu/prepare.sh) runs from there once
-# told where it is, and is preferred when carried (a system Open MPI may lack a working PMIx).
+# told where it is, and is preferred when .deps/ has it (a system Open MPI may lack a working PMIx).
 # MPI is looked up afresh (-U): a cache from an earlier configure may hold another MPI or none.
 mpi_args=(-U 'MPI*')
 if compgen -G ".deps/libopenmpi-dev_*.deb" > /dev/null; then
