@@ -103,17 +103,18 @@ bool same_value(T got, T want) {
 template <class T>
 T with_sign(Rng& r, T v) { return r.below(2) ? -v : v; }
 
-// A random NaN of either sign, quiet or signalling, never the poison.
+// A random NaN of either sign, quiet or signalling, that is not the poison and does not
+// become it when an op quiets it (a signalling 0x7f80dead comes out as 0x7fc0dead).
 template <class T>
 T random_nan(Rng& r) {
   using B = Bits<T>;
   constexpr int m = BitsOf<T>::mantissa_bits;
   const B exponent = ((B(1) << (sizeof(T) * 8 - 1 - m)) - 1) << m;
+  const B quiet = B(1) << (m - 1);
   B payload = B(r.next()) & ((B(1) << m) - 1);
   if (payload == 0) payload = 1;  // not infinity
-  T v = from_bits<T>(exponent | payload);
-  if (is_poison(v)) v = from_bits<T>(exponent | (B(1) << (m - 1)));
-  return with_sign(r, v);
+  if (is_poison(from_bits<T>(exponent | payload | quiet))) payload = quiet;
+  return with_sign(r, from_bits<T>(exponent | payload));
 }
 
 // Full-precision mantissa, exponent within `spread` binades of 1.
