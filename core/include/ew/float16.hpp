@@ -15,13 +15,7 @@
 #include <cstring>
 #include <type_traits>
 
-#ifndef EW_HOST_DEVICE
-#if defined(__CUDACC__) || defined(__HIPCC__)
-#define EW_HOST_DEVICE __host__ __device__
-#else
-#define EW_HOST_DEVICE
-#endif
-#endif
+#include "ew/detail/host_device.hpp"
 
 namespace ew {
 

@@ -14,15 +14,8 @@
 #include <cstddef>
 #include <type_traits>
 
+#include "ew/detail/host_device.hpp"
 #include "ew/types.hpp"
-
-#ifndef EW_HOST_DEVICE
-#if defined(__CUDACC__) || defined(__HIPCC__)
-#define EW_HOST_DEVICE __host__ __device__
-#else
-#define EW_HOST_DEVICE
-#endif
-#endif
 
 namespace ew {
 
