@@ -45,9 +45,7 @@ TEST(ShardRange, LargestSizesDoNotOverflow) {
     end = r.end;
   }
   EXPECT_EQ(end, n);
-  EXPECT_EQ(shard_granule(4), 4u);
-  EXPECT_EQ(shard_granule(8), 2u);
-  EXPECT_EQ(shard_granule(2), 8u);
+  EXPECT_EQ(shard_group * sizeof(std::uint16_t) % 16, 0u);  // a shard of f16 starts 16-byte aligned
 }
 
 TEST(ShardRange, RefusesNoPartsAndPartsOutOfRange) {
@@ -182,7 +180,7 @@ void split_ops_match_reference(detail::MultiDevice& md, std::size_t n, MemorySpa
                      got.data(), 1.25, -0.5, space, space, space};
     md.run(c);
     EXPECT_EQ(std::memcmp(got.data(), expected.data(), n * sizeof(T)), 0) << to_string(op) << ", n " << n;
-    expect_parts(got.data(), n, static_cast<std::size_t>(md.shard_count()), sizeof(T), shard_granule(sizeof(T)));
+    expect_parts(got.data(), n, static_cast<std::size_t>(md.shard_count()), sizeof(T), shard_group);
   }
 }
 
@@ -200,7 +198,7 @@ TEST(MultiDeviceSplit, OpsAreCutByTheRuleAndGiveOneBackendsBits) {
   }
 }
 
-TEST(MultiDeviceSplit, ExpressionsAreCutPerOperandElementSize) {
+TEST(MultiDeviceSplit, ExpressionsOfMixedDtypesAreCutAtTheSameElements) {
   detail::MultiDevice md(recorders, ContextOptions{}, {0, 1, 2});
   Context scalar(Backend::scalar);
   const std::size_t n = 10007;
@@ -223,7 +221,7 @@ TEST(MultiDeviceSplit, ExpressionsAreCutPerOperandElementSize) {
   md.run_expr(c);
   EXPECT_EQ(g0, e0);
   EXPECT_EQ(g1, e1);
-  expect_parts(g0.data(), n, 3, sizeof(double), 4);  // groups of the smallest operand: 4 f32 = 16 bytes
+  expect_parts(g0.data(), n, 3, sizeof(double), shard_group);
 }
 
 TEST(MultiDeviceSplit, RefusesReductionsAndDeviceBuffersNamingTheDevices) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <exception>
 #include <string>
+#include <system_error>
 #include <thread>
 
 #include "ew/error.hpp"
@@ -95,7 +96,13 @@ void MultiDevice::each(bool in_parallel, F&& f) {
   };
   if (in_parallel) {
     std::vector<std::thread> threads;
-    for (std::size_t k = 1; k < count; ++k) threads.emplace_back(one, k);
+    for (std::size_t k = 1; k < count; ++k) {
+      try {
+        threads.emplace_back(one, k);
+      } catch (const std::system_error&) {  // no thread to be had: this shard on the caller
+        one(k);
+      }
+    }
     one(0);
     for (std::thread& t : threads) t.join();
   } else {
@@ -116,7 +123,7 @@ void MultiDevice::run(const OpCall& c) {
   const bool pageable = c.a_space == MemorySpace::host || (c.b && c.b_space == MemorySpace::host) ||
                         c.out_space == MemorySpace::host;
   each(pageable, [&](std::size_t k, BackendImpl& shard) {
-    const ShardRange r = shard_range(c.n, shards_.size(), k, shard_granule(elem));
+    const ShardRange r = shard_range(c.n, shards_.size(), k, shard_group);
     if (r.size() == 0) return;
     OpCall part = c;
     part.n = r.size();
@@ -131,7 +138,7 @@ void MultiDevice::run_convert(const ConvertCall& c) {
   const std::size_t in_elem = size_of(c.from), out_elem = size_of(c.to);
   const bool pageable = c.in_space == MemorySpace::host || c.out_space == MemorySpace::host;
   each(pageable, [&](std::size_t k, BackendImpl& shard) {
-    const ShardRange r = shard_range(c.n, shards_.size(), k, shard_granule(std::min(in_elem, out_elem)));
+    const ShardRange r = shard_range(c.n, shards_.size(), k, shard_group);
     if (r.size() == 0) return;
     ConvertCall part = c;
     part.n = r.size();
@@ -143,19 +150,12 @@ void MultiDevice::run_convert(const ConvertCall& c) {
 
 void MultiDevice::run_expr(const ExprCall& c) {
   const Program& p = *c.program;
-  std::size_t smallest = 16;
   bool pageable = false;
-  for (std::size_t k = 0; k < p.outputs.size(); ++k) {
-    smallest = std::min(smallest, size_of(p.output_dtype(static_cast<int>(k))));
-    pageable |= c.output_space[k] == MemorySpace::host;
-  }
+  for (std::size_t k = 0; k < p.outputs.size(); ++k) pageable |= c.output_space[k] == MemorySpace::host;
   for (std::size_t k = 0; k < max_expr_inputs; ++k)
-    if (c.inputs[k]) {
-      smallest = std::min(smallest, size_of(p.input_dtype[k]));
-      pageable |= c.input_space[k] == MemorySpace::host;
-    }
+    if (c.inputs[k]) pageable |= c.input_space[k] == MemorySpace::host;
   each(pageable, [&](std::size_t k, BackendImpl& shard) {
-    const ShardRange r = shard_range(c.n, shards_.size(), k, shard_granule(smallest));
+    const ShardRange r = shard_range(c.n, shards_.size(), k, shard_group);
     if (r.size() == 0) return;
     ExprCall part = c;
     part.n = r.size();

@@ -44,6 +44,13 @@ ReduceResult reduce(Context& ctx, plan::Kind kind, Span<const T> x, const Span<c
     out = check_operand(call, "result", result->data, 1, sizeof(T));
     out_space = check_memory_space(ctx, call, "result", result->data, result->space);
   }
+  if (n == 0 && ctx.shard_count() > 1) {  // refused like any other size: its backend says why
+    ReduceCall refused{};
+    refused.call = call;
+    refused.kind = kind;
+    refused.dtype = dtype_v<T>;
+    return backend.run_reduce(refused);
+  }
   if (n == 0) {
     ReduceResult identity{0.0, 0};
     if (kind == plan::Kind::min) identity = {std::numeric_limits<double>::infinity(), no_index};

@@ -217,6 +217,7 @@ TEST_F(MultiGpu, ReductionsAreRefusedOnSeveralDevicesAndRunOnAShard) {
   const std::vector<float> x = random_vector<float>(n);
   std::memcpy(pinned.data(), x.data(), n * sizeof(float));
   expect_error(Errc::unsupported, [&] { ew::sum<float>(ctx, pinned.span()); }, "does not reduce");
+  expect_error(Errc::unsupported, [&] { ew::sum<float>(ctx, Span<const float>(pinned.data(), 0)); }, "does not reduce");
   ShardedBuffer<float> sx(ctx, n);
   sx.upload(x.data(), n);
   Context scalar(Backend::scalar);

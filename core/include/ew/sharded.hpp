@@ -9,8 +9,10 @@
 // `granule` elements (the last group may be short); part p of P takes
 // groups/P groups, plus one more when p < groups % P, in order. Earlier parts are never
 // smaller than later ones; a part may be empty when there are fewer groups than parts.
-// Devices split in groups of 16 bytes (shard_granule), so every shard starts 16-byte
-// aligned when the array does.
+// Devices split in groups of shard_group = 8 elements whatever the dtype (16 bytes of
+// f16/bf16, 32 of f32, 64 of f64), so every shard starts 16-byte aligned when the array
+// does, and arrays of different dtypes and the same length are cut at the same elements:
+// shard k of every operand of a call covers the same range.
 #include <algorithm>
 #include <cstddef>
 #include <initializer_list>
@@ -44,10 +46,8 @@ inline ShardRange shard_range(std::size_t n, std::size_t parts, std::size_t part
   return {element(first_group(part)), element(first_group(part + 1))};
 }
 
-// Elements of a 16-byte group: the granule devices split on.
-constexpr std::size_t shard_granule(std::size_t element_size) noexcept {
-  return element_size == 0 || element_size >= 16 ? 1 : 16 / element_size;
-}
+// The granule devices split on, in elements (see above).
+inline constexpr std::size_t shard_group = 8;
 
 namespace detail {
 // The same error with "device <d>: " before its message (d < 0: unchanged).
@@ -67,8 +67,7 @@ class ShardedBuffer {
     const int parts = ctx.shard_count();
     shards_.reserve(static_cast<std::size_t>(parts));
     for (int k = 0; k < parts; ++k) {
-      const ShardRange r = shard_range(n, static_cast<std::size_t>(parts), static_cast<std::size_t>(k),
-                                       shard_granule(sizeof(T)));
+      const ShardRange r = shard_range(n, static_cast<std::size_t>(parts), static_cast<std::size_t>(k), shard_group);
       offsets_.push_back(r.begin);
       try {
         Context shard = ctx.shard(k);
