@@ -141,58 +141,77 @@ __device__ void shared_tree(double (*sh)[threads_per_cta], int m) {
   }
 }
 
+// U rows of V elements of this thread's lanes: the rows a thread has in registers or in flight.
+template <class T, int V, int U>
+struct Rows {
+  T x[U][V], y[U][V];
+};
+
+// Rows [r0, r0 + U) of this thread's lanes in the plan block whose lanes start at xb (and yb).
+template <bool two, class T, int V, int U>
+__device__ __forceinline__ void load_rows(const T* xb, const T* yb, int r0, Rows<T, V, U>& r) {
+#pragma unroll
+  for (int u = 0; u < U; ++u) {
+    load_vector<T, V>(xb + (r0 + u) * plan::lanes, r.x[u]);
+    if constexpr (two) load_vector<T, V>(yb + (r0 + u) * plan::lanes, r.y[u]);
+  }
+}
+
 // This thread's V plan lanes of plan block b (q: the thread's place among the block's
-// 32/V threads), each lane's sum in acc[k].
+// 32/V threads), each lane's sum in acc[k]. `pre` holds block b's first U rows when
+// `preloaded`; before adding its last rows the thread loads the first rows of plan block
+// `next` (when it is a full block it will take, else next = no_block) into `pre`, so that
+// the loads stay in flight through the lane tree and the run's merges between the two
+// blocks instead of the memory pipeline draining at every block.
+constexpr std::size_t no_block = ~std::size_t(0);
+
 template <Kind kind, class T, int V, int U>
 __device__ __forceinline__ void lanes_of_block(const T* __restrict__ x, const T* __restrict__ y, std::size_t n,
-                                               std::size_t b, int q, bool vector_ok, double (&acc)[V][3]) {
+                                               std::size_t b, std::size_t next, int q, bool vector_ok,
+                                               double (&acc)[V][3], Rows<T, V, U>& pre, bool& preloaded) {
   constexpr bool two = kind == Kind::dot;
 #pragma unroll
   for (int k = 0; k < V; ++k) acc[k][0] = acc[k][1] = acc[k][2] = 0.0;
   const std::size_t begin = b * plan::block_elements;
-  const std::size_t first = begin + static_cast<std::size_t>(q) * V;
+  const std::size_t lane_offset = static_cast<std::size_t>(q) * V;
   if (n - begin >= plan::block_elements && vector_ok) {
-    const T* xb = x + first;
-    const T* yb = two ? y + first : nullptr;
+    const T* xb = x + begin + lane_offset;
+    const T* yb = two ? y + begin + lane_offset : nullptr;
     // Software-pipelined: the next U rows are loaded before this U rows' adds, so they are
     // in flight while the adds run, whatever order ptxas picks within an iteration (the
     // values cross the loop's back edge). Without it ptxas issues a few of a batch's loads
     // and interleaves the rest with their adds (bench/cuda/reduce_sass.py counts them).
-    T xv[U][V], yv[U][V];
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      load_vector<T, V>(xb + u * plan::lanes, xv[u]);
-      if constexpr (two) load_vector<T, V>(yb + u * plan::lanes, yv[u]);
-    }
+    if (!preloaded) load_rows<two, T, V, U>(xb, yb, 0, pre);
 #pragma unroll 1
     for (int r0 = U; r0 < rows; r0 += U) {
-      T xn[U][V], yn[U][V];
-#pragma unroll
-      for (int u = 0; u < U; ++u) {
-        load_vector<T, V>(xb + (r0 + u) * plan::lanes, xn[u]);
-        if constexpr (two) load_vector<T, V>(yb + (r0 + u) * plan::lanes, yn[u]);
-      }
+      Rows<T, V, U> nx;
+      load_rows<two, T, V, U>(xb, yb, r0, nx);
 #pragma unroll
       for (int u = 0; u < U; ++u)
 #pragma unroll
-        for (int k = 0; k < V; ++k) {
-          accumulate<kind, T>(acc[k], xv[u][k], two ? yv[u][k] : T(0));
-          xv[u][k] = xn[u][k];
-          if constexpr (two) yv[u][k] = yn[u][k];
-        }
+        for (int k = 0; k < V; ++k) accumulate<kind, T>(acc[k], pre.x[u][k], two ? pre.y[u][k] : T(0));
+      pre = nx;
+    }
+    Rows<T, V, U> nx;
+    preloaded = next != no_block && vector_ok && n - next * plan::block_elements >= plan::block_elements;
+    if (preloaded) {
+      const std::size_t nb = next * plan::block_elements + lane_offset;
+      load_rows<two, T, V, U>(x + nb, two ? y + nb : nullptr, 0, nx);
     }
 #pragma unroll
     for (int u = 0; u < U; ++u)
 #pragma unroll
-      for (int k = 0; k < V; ++k) accumulate<kind, T>(acc[k], xv[u][k], two ? yv[u][k] : T(0));
+      for (int k = 0; k < V; ++k) accumulate<kind, T>(acc[k], pre.x[u][k], two ? pre.y[u][k] : T(0));
+    if (preloaded) pre = nx;
   } else {
     // A short last block, or operands not aligned to the vector: element by element, in
     // each lane's order.
+    preloaded = false;
     const std::size_t count = n - begin < plan::block_elements ? n - begin : plan::block_elements;
     for (int r = 0; r < rows; ++r)
 #pragma unroll
       for (int k = 0; k < V; ++k) {
-        const std::size_t i = static_cast<std::size_t>(r) * plan::lanes + static_cast<std::size_t>(q) * V + k;
+        const std::size_t i = static_cast<std::size_t>(r) * plan::lanes + lane_offset + k;
         if (i < count) accumulate<kind, T>(acc[k], x[begin + i], two ? y[begin + i] : T(0));
       }
   }
@@ -217,11 +236,14 @@ __global__ void __launch_bounds__(threads_per_cta)
     double stack[3][22];  // the binary counter of the run's tree (lane 0), nodes of V blocks
     int depth = 0;
     std::size_t step = 0;
+    Rows<T, V, U> pre;
+    bool preloaded = false;
     for (std::size_t first = run_first; first < run_end; first += V, ++step) {
       const std::size_t b = first + static_cast<std::size_t>(group);
       double acc[V][3];
       if (b < run_end) {
-        lanes_of_block<kind, T, V, U>(x, y, n, b, q, vector_ok, acc);
+        const std::size_t next = b + V < run_end ? b + V : no_block;
+        lanes_of_block<kind, T, V, U>(x, y, n, b, next, q, vector_ok, acc, pre, preloaded);
       } else {
 #pragma unroll
         for (int k = 0; k < V; ++k) acc[k][0] = acc[k][1] = acc[k][2] = 0.0;
