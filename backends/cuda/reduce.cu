@@ -49,7 +49,7 @@ constexpr int default_ctas_per_sm = -1;  // no cap: one warp per run
 constexpr std::size_t vector_lanes_from_blocks_per_sm = 16;
 
 // Built (lanes per thread, loads) pairs; f64 takes those with lanes <= 2.
-constexpr ReduceShape shapes[] = {{1, 8}, {1, 16}, {2, 4}, {2, 8}, {4, 2}, {4, 4}};
+constexpr ReduceShape shapes[] = {{1, 8}, {1, 16}, {2, 4}, {2, 8}, {2, 16}, {4, 2}, {4, 4}, {4, 8}};
 
 constexpr int warps_per_cta = 8;
 constexpr int threads_per_cta = warps_per_cta * 32;
@@ -443,9 +443,9 @@ template <class T>
 int resident(Kind kind, ReduceShape s) {
 #define EW_SHAPE(V, U) \
   if (s.lanes_per_thread == V && s.loads == U) return resident_shape<T, V, U>(kind);
-  EW_SHAPE(1, 8) EW_SHAPE(1, 16) EW_SHAPE(2, 4) EW_SHAPE(2, 8)
+  EW_SHAPE(1, 8) EW_SHAPE(1, 16) EW_SHAPE(2, 4) EW_SHAPE(2, 8) EW_SHAPE(2, 16)
   if constexpr (sizeof(T) == 4) {
-    EW_SHAPE(4, 2) EW_SHAPE(4, 4)
+    EW_SHAPE(4, 2) EW_SHAPE(4, 4) EW_SHAPE(4, 8)
   }
 #undef EW_SHAPE
   return 1;
@@ -455,9 +455,9 @@ template <class T>
 cudaError_t launch_sums(const ReduceCall& c, const Launch& l, ReduceShape s) {
 #define EW_SHAPE(V, U) \
   if (s.lanes_per_thread == V && s.loads == U) return launch_shape<T, V, U>(c, l);
-  EW_SHAPE(1, 8) EW_SHAPE(1, 16) EW_SHAPE(2, 4) EW_SHAPE(2, 8)
+  EW_SHAPE(1, 8) EW_SHAPE(1, 16) EW_SHAPE(2, 4) EW_SHAPE(2, 8) EW_SHAPE(2, 16)
   if constexpr (sizeof(T) == 4) {
-    EW_SHAPE(4, 2) EW_SHAPE(4, 4)
+    EW_SHAPE(4, 2) EW_SHAPE(4, 4) EW_SHAPE(4, 8)
   }
 #undef EW_SHAPE
   throw Error(Errc::internal, "cuda reduction: shape " + std::to_string(s.lanes_per_thread) + "x" +
