@@ -16,15 +16,21 @@
 // min/max: a warp takes a plan block at a time, a CUDA block an aligned run of them;
 // the winner is exact, so the grouping only has to be complete.
 //
+// 16-bit data (f16, bf16) take the f32 path of the plan: each element widened exactly
+// (the hardware's conversion: exact for every number, and a NaN term makes the result the
+// default NaN whatever its payload), V = 8 lanes per thread read as one 16-byte vector.
+//
 // The grouping is a tuning (ReduceTuning, reduce.hpp), not part of the result: any
 // aligned power-of-two run of plan blocks is a node of the one tree. Every add and
 // multiply is __dadd_rn/__dmul_rn (plan::add/mul): no contraction, the same bits as
 // every CPU backend. The file is also compiled with --fmad=false.
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <type_traits>
 
 #include "cuda_error.hpp"
 #include "reduce.hpp"
@@ -42,14 +48,18 @@ using plan::Kind;
 // and 2^28; for f64, 2 lanes x 8 rows beat 2x4 by 1-3 % in sum and dot at both sizes.
 constexpr ReduceShape default_shape_f32{4, 4};
 constexpr ReduceShape default_shape_f64{2, 8};
+// 16-bit: 8 halves (16 bytes) per row and thread, 4 rows in flight: the bytes per thread of
+// f32's 4x4 (not measured yet).
+constexpr ReduceShape default_shape_16{8, 4};
 constexpr int default_runs_per_sm = 0;   // 0: as many runs as warps fit on an SM (one wave)
 constexpr int default_ctas_per_sm = -1;  // no cap: one warp per run
 // Below this many plan blocks per SM, one lane per thread (more warps: small sizes are
 // latency-bound, and a plan block's 64 rows are the most one lane can take apart).
 constexpr std::size_t vector_lanes_from_blocks_per_sm = 16;
 
-// Built (lanes per thread, loads) pairs; f64 takes those with lanes <= 2.
-constexpr ReduceShape shapes[] = {{1, 8}, {1, 16}, {2, 4}, {2, 8}, {2, 16}, {4, 2}, {4, 4}, {4, 8}};
+// Built (lanes per thread, loads) pairs; f64 takes those with lanes <= 2, f32 those with
+// lanes <= 4, 16-bit data those with 1 or 8 lanes (built(): each pair costs compile time).
+constexpr ReduceShape shapes[] = {{1, 8}, {1, 16}, {2, 4}, {2, 8}, {2, 16}, {4, 2}, {4, 4}, {4, 8}, {8, 2}, {8, 4}};
 
 constexpr int warps_per_cta = 8;
 constexpr int threads_per_cta = warps_per_cta * 32;
@@ -71,13 +81,22 @@ struct Width {
   static constexpr int value = kind == Kind::norm2 && sizeof(T) == 8 ? 3 : 1;
 };
 
+// An element as double, exactly. 16-bit data through the hardware's conversion (one
+// instruction; ew::half's integer code would cost more than the load).
+template <class T>
+__device__ __forceinline__ double as_double(T v) {
+  if constexpr (std::is_same_v<T, ew::half>) return static_cast<double>(__half2float(__ushort_as_half(v.bits)));
+  else if constexpr (std::is_same_v<T, ew::bfloat16>) return static_cast<double>(__uint_as_float(static_cast<unsigned>(v.bits) << 16));
+  else return static_cast<double>(v);
+}
+
 template <Kind kind, class T>
 __device__ __forceinline__ void accumulate(double (&acc)[3], T xv, T yv) {
-  const double v = static_cast<double>(xv);
+  const double v = as_double(xv);
   if constexpr (kind == Kind::sum) acc[0] = plan::add(acc[0], plan::term_sum(v));
   else if constexpr (kind == Kind::asum) acc[0] = plan::add(acc[0], plan::term_asum(v));
-  else if constexpr (kind == Kind::dot) acc[0] = plan::add(acc[0], plan::term_dot(v, static_cast<double>(yv)));
-  else if constexpr (sizeof(T) == 4) acc[0] = plan::add(acc[0], plan::term_square(v));
+  else if constexpr (kind == Kind::dot) acc[0] = plan::add(acc[0], plan::term_dot(v, as_double(yv)));
+  else if constexpr (sizeof(T) != 8) acc[0] = plan::add(acc[0], plan::term_square(v));
   else {
     const int c = plan::norm2_class(v);
     const double t = plan::norm2_term(v, c);
@@ -91,7 +110,21 @@ __device__ __forceinline__ void accumulate(double (&acc)[3], T xv, T yv) {
 // V consecutive elements at p (aligned to V elements) in one load.
 template <class T, int V>
 __device__ __forceinline__ void load_vector(const T* p, T (&out)[V]) {
-  if constexpr (V == 1) {
+  if constexpr (sizeof(T) == 2) {
+    // 16-bit: the V elements as one load of 2V bytes.
+    static_assert(V == 1 || V == 8, "16-bit shapes: 1 or 8 lanes per thread");
+    if constexpr (V == 1) {
+      out[0].bits = __ldg(reinterpret_cast<const unsigned short*>(p));
+    } else {
+      const uint4 v = __ldg(reinterpret_cast<const uint4*>(p));
+      const unsigned words[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {
+        out[2 * k].bits = static_cast<std::uint16_t>(words[k] & 0xffffu);
+        out[2 * k + 1].bits = static_cast<std::uint16_t>(words[k] >> 16);
+      }
+    }
+  } else if constexpr (V == 1) {
     out[0] = __ldg(p);
   } else if constexpr (sizeof(T) == 4 && V == 2) {
     const float2 v = __ldg(reinterpret_cast<const float2*>(p));
@@ -220,7 +253,8 @@ __device__ __forceinline__ void lanes_of_block(const T* __restrict__ x, const T*
 template <Kind kind, class T, int V, int U>
 __global__ void __launch_bounds__(threads_per_cta)
     sum_kernel(const T* __restrict__ x, const T* __restrict__ y, std::size_t n, std::size_t blocks,
-               std::size_t run_blocks, std::size_t runs, bool vector_ok, Header* header, double* partials, T* out) {
+               std::size_t run_blocks, std::size_t runs, bool vector_ok, Header* header, double* partials,
+               compute_t<T>* out) {
   constexpr int w = Width<kind, T>::value;
   constexpr int G = 32 / V;  // threads per plan block
   __shared__ double sh[3][threads_per_cta];
@@ -324,7 +358,7 @@ __global__ void __launch_bounds__(threads_per_cta)
     const double acc[3] = {sh[0][0], w > 1 ? sh[1][0] : 0.0, w > 2 ? sh[2][0] : 0.0};
     header->value = plan::finish(kind, sizeof(T) == 8, acc);
     header->index = 0;
-    if (out) *out = static_cast<T>(header->value);
+    if (out) *out = static_cast<compute_t<T>>(header->value);
     header->finished = 0;
   }
 }
@@ -353,7 +387,7 @@ __global__ void __launch_bounds__(threads_per_cta)
     double v = none;
     unsigned long long at = ~0ull;
     for (std::size_t i = begin + static_cast<std::size_t>(lane); i < end; i += plan::lanes)
-      take(is_min, v, at, static_cast<double>(x[i]), i);
+      take(is_min, v, at, as_double(x[i]), i);
     for (int offset = 16; offset > 0; offset /= 2)
       take(is_min, v, at, __shfl_down_sync(0xffffffffu, v, offset), __shfl_down_sync(0xffffffffu, at, offset));
     if (lane == 0) sh[k] = v, sh_index[k] = at;
@@ -381,6 +415,9 @@ __global__ void __launch_bounds__(threads_per_cta)
   if (threadIdx.x == 0) {
     v = sh[0], at = sh_index[0];
     for (int k = 1; k < warps_per_cta; ++k) take(is_min, v, at, sh[k], sh_index[k]);
+    // The winner's value with the bits the plan gives it (ew::half's exact conversion
+    // keeps a NaN's payload; the hardware's need not).
+    if constexpr (sizeof(T) == 2) v = static_cast<double>(x[at]);
     header->value = v;
     header->index = at;
     header->finished = 0;
@@ -401,7 +438,7 @@ template <Kind kind, class T, int V, int U>
 cudaError_t launch_sum(const ReduceCall& c, const Launch& l) {
   sum_kernel<kind, T, V, U><<<static_cast<unsigned>(l.ctas), threads_per_cta, 0, l.stream>>>(
       static_cast<const T*>(c.x), static_cast<const T*>(c.y), c.n, l.blocks, l.run_blocks, l.runs, l.vector_ok,
-      l.header, l.partials, static_cast<T*>(c.result));
+      l.header, l.partials, static_cast<compute_t<T>*>(c.result));
   return cudaGetLastError();
 }
 
@@ -443,7 +480,12 @@ template <class T>
 int resident(Kind kind, ReduceShape s) {
 #define EW_SHAPE(V, U) \
   if (s.lanes_per_thread == V && s.loads == U) return resident_shape<T, V, U>(kind);
-  EW_SHAPE(1, 8) EW_SHAPE(1, 16) EW_SHAPE(2, 4) EW_SHAPE(2, 8) EW_SHAPE(2, 16)
+  EW_SHAPE(1, 8) EW_SHAPE(1, 16)
+  if constexpr (sizeof(T) == 2) {
+    EW_SHAPE(8, 2) EW_SHAPE(8, 4)
+  } else {
+    EW_SHAPE(2, 4) EW_SHAPE(2, 8) EW_SHAPE(2, 16)
+  }
   if constexpr (sizeof(T) == 4) {
     EW_SHAPE(4, 2) EW_SHAPE(4, 4) EW_SHAPE(4, 8)
   }
@@ -451,11 +493,25 @@ int resident(Kind kind, ReduceShape s) {
   return 1;
 }
 
+int resident(DType dtype, Kind kind, ReduceShape s) {
+  switch (dtype) {
+    case DType::f32: return resident<float>(kind, s);
+    case DType::f16: return resident<ew::half>(kind, s);
+    case DType::bf16: return resident<ew::bfloat16>(kind, s);
+    default: return resident<double>(kind, s);
+  }
+}
+
 template <class T>
 cudaError_t launch_sums(const ReduceCall& c, const Launch& l, ReduceShape s) {
 #define EW_SHAPE(V, U) \
   if (s.lanes_per_thread == V && s.loads == U) return launch_shape<T, V, U>(c, l);
-  EW_SHAPE(1, 8) EW_SHAPE(1, 16) EW_SHAPE(2, 4) EW_SHAPE(2, 8) EW_SHAPE(2, 16)
+  EW_SHAPE(1, 8) EW_SHAPE(1, 16)
+  if constexpr (sizeof(T) == 2) {
+    EW_SHAPE(8, 2) EW_SHAPE(8, 4)
+  } else {
+    EW_SHAPE(2, 4) EW_SHAPE(2, 8) EW_SHAPE(2, 16)
+  }
   if constexpr (sizeof(T) == 4) {
     EW_SHAPE(4, 2) EW_SHAPE(4, 4) EW_SHAPE(4, 8)
   }
@@ -478,6 +534,8 @@ cudaError_t launch_extremum(const ReduceCall& c, const Launch& l) {
 
 bool built(ReduceShape s, DType dtype) {
   if (dtype == DType::f64 && s.lanes_per_thread > 2) return false;
+  if (dtype == DType::f32 && s.lanes_per_thread > 4) return false;
+  if (is_storage16(dtype) && s.lanes_per_thread != 1 && s.lanes_per_thread != 8) return false;
   for (const ReduceShape& b : shapes)
     if (b.lanes_per_thread == s.lanes_per_thread && b.loads == s.loads) return true;
   return false;
@@ -494,7 +552,8 @@ const ReduceShape* reduce_shapes(std::size_t* count) {
 }
 
 ReduceTuning default_reduce_tuning(DType dtype, std::size_t n, int sm_count) {
-  const ReduceShape shape = dtype == DType::f64 ? default_shape_f64 : default_shape_f32;
+  const ReduceShape shape =
+      dtype == DType::f64 ? default_shape_f64 : is_storage16(dtype) ? default_shape_16 : default_shape_f32;
   const std::size_t sms = static_cast<std::size_t>(sm_count > 0 ? sm_count : 1);
   ReduceTuning t;
   t.lanes_per_thread = plan::block_count(n) >= sms * vector_lanes_from_blocks_per_sm ? shape.lanes_per_thread : 1;
@@ -567,8 +626,7 @@ ReduceResult Reducer::run(const ReduceCall& c, cudaStream_t stream, int sm_count
     std::size_t run = t.run_blocks;
     if (!run) {
       const int per_sm = t.runs_per_sm > 0 ? t.runs_per_sm
-                                           : warps_per_cta * (c.dtype == DType::f32 ? resident<float>(c.kind, shape)
-                                                                                     : resident<double>(c.kind, shape));
+                                           : warps_per_cta * resident(c.dtype, c.kind, shape);
       const std::size_t target = sms * static_cast<std::size_t>(per_sm);
       run = 1;
       while (run < max_run_blocks && (l.blocks + run - 1) / run > target) run *= 2;
@@ -578,7 +636,7 @@ ReduceResult Reducer::run(const ReduceCall& c, cudaStream_t stream, int sm_count
     l.ctas = (l.runs + warps_per_cta - 1) / warps_per_cta;
     if (t.ctas_per_sm > 0 && l.ctas > sms * static_cast<std::size_t>(t.ctas_per_sm))
       l.ctas = sms * static_cast<std::size_t>(t.ctas_per_sm);
-    const std::size_t align = lanes * (c.dtype == DType::f64 ? 8 : 4);
+    const std::size_t align = lanes * size_of(c.dtype);
     l.vector_ok = reinterpret_cast<std::uintptr_t>(c.x) % align == 0 &&
                   (c.kind != Kind::dot || reinterpret_cast<std::uintptr_t>(c.y) % align == 0);
   }
@@ -594,8 +652,12 @@ ReduceResult Reducer::run(const ReduceCall& c, cudaStream_t stream, int sm_count
   l.partials = reinterpret_cast<double*>(static_cast<char*>(workspace_) + sizeof(Header));
   l.indices = reinterpret_cast<unsigned long long*>(reinterpret_cast<char*>(l.partials) + partial_bytes);
   cudaError_t e;
-  if (extremum) e = c.dtype == DType::f32 ? launch_extremum<float>(c, l) : launch_extremum<double>(c, l);
-  else e = c.dtype == DType::f32 ? launch_sums<float>(c, l, shape) : launch_sums<double>(c, l, shape);
+  switch (c.dtype) {
+    case DType::f32: e = extremum ? launch_extremum<float>(c, l) : launch_sums<float>(c, l, shape); break;
+    case DType::f16: e = extremum ? launch_extremum<ew::half>(c, l) : launch_sums<ew::half>(c, l, shape); break;
+    case DType::bf16: e = extremum ? launch_extremum<ew::bfloat16>(c, l) : launch_sums<ew::bfloat16>(c, l, shape); break;
+    default: e = extremum ? launch_extremum<double>(c, l) : launch_sums<double>(c, l, shape);
+  }
   check(e, "reduction kernel launch");
   if (c.result) return {0.0, 0, true};  // the kernel stores it; nothing to wait for
   check(cudaMemcpyAsync(host_result_, l.header, sizeof(Header), cudaMemcpyDeviceToHost, stream),

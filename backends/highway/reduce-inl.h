@@ -17,6 +17,7 @@
 #include <cstdint>
 
 #include "ew_internal/reduce_plan.hpp"
+#include "float16-inl.h"
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"
 
@@ -36,6 +37,11 @@ HWY_INLINE hn::Vec<D64> LoadAsDouble(const T* p) {
   const D64 d;
   if constexpr (sizeof(T) == 8) {
     return hn::LoadU(d, p);
+  } else if constexpr (is_storage16_v<T>) {
+    // 16-bit data: widened exactly to float (ew::convert's code), then to double.
+    const hn::Rebind<float, D64> df;
+    const hn::Rebind<uint16_t, D64> d16;
+    return hn::PromoteTo(d, Widen16<T>(df, hn::LoadU(d16, reinterpret_cast<const uint16_t*>(p))));
   } else {
     const hn::Rebind<float, D64> df;
     return hn::PromoteTo(d, hn::LoadU(df, p));
@@ -52,7 +58,7 @@ HWY_INLINE void AddTerms(V v, V u, V& a0, V& a1, V& a2) {
     a0 = hn::Add(a0, hn::Abs(v));
   } else if constexpr (kind == Kind::dot) {
     a0 = hn::Add(a0, hn::Mul(v, u));
-  } else if constexpr (sizeof(T) == 4) {  // norm2 of f32: exact squares
+  } else if constexpr (sizeof(T) != 8) {  // norm2 of f32 and 16-bit data: exact squares
     a0 = hn::Add(a0, hn::Mul(v, v));
   } else if constexpr (medium_only) {  // see BlocksPartials; a0 collects the values that need scaling
     const auto a = hn::Abs(v);
@@ -235,16 +241,39 @@ HWY_INLINE void BlockExtremum(const T* x, std::size_t count, double* value, std:
   *index = at;
 }
 
+// A 16-bit block widened exactly into floats (an L1-resident copy): its extremum is the
+// float block's, value and index (the widening keeps order, equality and NaN; the value
+// returned is the widened element, as the plan's static_cast<double> of it gives).
+template <class T>
+HWY_INLINE const float* Widened(const T* x, std::size_t count, float* out) {
+  const hn::ScalableTag<float> df;
+  const hn::Rebind<uint16_t, decltype(df)> d16;
+  const std::size_t N = hn::Lanes(df);
+  const auto* p = reinterpret_cast<const uint16_t*>(x);
+  std::size_t i = 0;
+  for (; i + N <= count; i += N) hn::Store(Widen16<T>(df, hn::LoadU(d16, p + i)), df, out + i);
+  for (; i < count; ++i) out[i] = static_cast<float>(x[i]);
+  return out;
+}
+
 template <class T>
 void BlocksExtremum(bool is_min, const T* x, std::size_t n, std::size_t first, std::size_t last, double* values,
                     std::uint64_t* indices) {
   for (std::size_t b = first; b < last; ++b) {
     const std::size_t begin = b * plan::block_elements;
     const std::size_t count = n - begin < plan::block_elements ? n - begin : plan::block_elements;
-    if (is_min)
+    if constexpr (is_storage16_v<T>) {
+      HWY_ALIGN float wide[plan::block_elements];
+      const float* w = Widened(x + begin, count, wide);
+      if (is_min)
+        BlockExtremum<true>(w, count, values + b, indices + b);
+      else
+        BlockExtremum<false>(w, count, values + b, indices + b);
+    } else if (is_min) {
       BlockExtremum<true>(x + begin, count, values + b, indices + b);
-    else
+    } else {
       BlockExtremum<false>(x + begin, count, values + b, indices + b);
+    }
     indices[b] += begin;
   }
 }
@@ -256,6 +285,22 @@ void ReducePartialsF32(Kind kind, const float* x, const float* y, std::size_t n,
 void ReducePartialsF64(Kind kind, const double* x, const double* y, std::size_t n, std::size_t first,
                        std::size_t last, double* partials) {
   BlocksPartialsAny<double>(kind, x, y, n, first, last, partials);
+}
+void ReducePartialsF16(Kind kind, const half* x, const half* y, std::size_t n, std::size_t first, std::size_t last,
+                       double* partials) {
+  BlocksPartialsAny<half>(kind, x, y, n, first, last, partials);
+}
+void ReducePartialsBF16(Kind kind, const bfloat16* x, const bfloat16* y, std::size_t n, std::size_t first,
+                        std::size_t last, double* partials) {
+  BlocksPartialsAny<bfloat16>(kind, x, y, n, first, last, partials);
+}
+void ExtremumBlocksF16(bool is_min, const half* x, std::size_t n, std::size_t first, std::size_t last,
+                       double* values, std::uint64_t* indices) {
+  BlocksExtremum<half>(is_min, x, n, first, last, values, indices);
+}
+void ExtremumBlocksBF16(bool is_min, const bfloat16* x, std::size_t n, std::size_t first, std::size_t last,
+                        double* values, std::uint64_t* indices) {
+  BlocksExtremum<bfloat16>(is_min, x, n, first, last, values, indices);
 }
 void ExtremumBlocksF32(bool is_min, const float* x, std::size_t n, std::size_t first, std::size_t last,
                        double* values, std::uint64_t* indices) {

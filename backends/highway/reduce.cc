@@ -20,6 +20,10 @@ HWY_EXPORT(ReducePartialsF32);
 HWY_EXPORT(ReducePartialsF64);
 HWY_EXPORT(ExtremumBlocksF32);
 HWY_EXPORT(ExtremumBlocksF64);
+HWY_EXPORT(ReducePartialsF16);
+HWY_EXPORT(ReducePartialsBF16);
+HWY_EXPORT(ExtremumBlocksF16);
+HWY_EXPORT(ExtremumBlocksBF16);
 
 namespace {
 
@@ -30,6 +34,22 @@ void partials(plan::Kind kind, const float* x, const float* y, std::size_t n, st
 void partials(plan::Kind kind, const double* x, const double* y, std::size_t n, std::size_t first, std::size_t last,
               double* out) {
   HWY_DYNAMIC_DISPATCH(ReducePartialsF64)(kind, x, y, n, first, last, out);
+}
+void partials(plan::Kind kind, const half* x, const half* y, std::size_t n, std::size_t first, std::size_t last,
+              double* out) {
+  HWY_DYNAMIC_DISPATCH(ReducePartialsF16)(kind, x, y, n, first, last, out);
+}
+void partials(plan::Kind kind, const bfloat16* x, const bfloat16* y, std::size_t n, std::size_t first,
+              std::size_t last, double* out) {
+  HWY_DYNAMIC_DISPATCH(ReducePartialsBF16)(kind, x, y, n, first, last, out);
+}
+void extrema(bool is_min, const half* x, std::size_t n, std::size_t first, std::size_t last, double* values,
+             std::uint64_t* indices) {
+  HWY_DYNAMIC_DISPATCH(ExtremumBlocksF16)(is_min, x, n, first, last, values, indices);
+}
+void extrema(bool is_min, const bfloat16* x, std::size_t n, std::size_t first, std::size_t last, double* values,
+             std::uint64_t* indices) {
+  HWY_DYNAMIC_DISPATCH(ExtremumBlocksBF16)(is_min, x, n, first, last, values, indices);
 }
 void extrema(bool is_min, const float* x, std::size_t n, std::size_t first, std::size_t last, double* values,
              std::uint64_t* indices) {
@@ -79,7 +99,12 @@ ReduceResult run_typed(const ReduceCall& c, int threads) {
 }  // namespace
 
 ReduceResult run_reduce(const ReduceCall& call, int threads) {
-  return call.dtype == DType::f32 ? run_typed<float>(call, threads) : run_typed<double>(call, threads);
+  switch (call.dtype) {
+    case DType::f32: return run_typed<float>(call, threads);
+    case DType::f16: return run_typed<half>(call, threads);
+    case DType::bf16: return run_typed<bfloat16>(call, threads);
+    default: return run_typed<double>(call, threads);
+  }
 }
 
 }  // namespace ew::detail::highway

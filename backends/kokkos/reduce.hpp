@@ -56,7 +56,12 @@ ReduceResult run_reduce_typed(const Exec& exec, const ReduceCall& c) {
 
 template <class Exec>
 ReduceResult run_reduce(const Exec& exec, const ReduceCall& c) {
-  return c.dtype == DType::f32 ? run_reduce_typed<float>(exec, c) : run_reduce_typed<double>(exec, c);
+  switch (c.dtype) {
+    case DType::f32: return run_reduce_typed<float>(exec, c);
+    case DType::f16: return run_reduce_typed<half>(exec, c);
+    case DType::bf16: return run_reduce_typed<bfloat16>(exec, c);
+    default: return run_reduce_typed<double>(exec, c);
+  }
 }
 
 }  // namespace ew::detail::kokkos

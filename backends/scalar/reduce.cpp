@@ -34,7 +34,12 @@ ReduceResult run_typed(const ReduceCall& c) {
 }  // namespace
 
 ReduceResult run_reduce(const ReduceCall& call) {
-  return call.dtype == DType::f32 ? run_typed<float>(call) : run_typed<double>(call);
+  switch (call.dtype) {
+    case DType::f32: return run_typed<float>(call);
+    case DType::f16: return run_typed<half>(call);
+    case DType::bf16: return run_typed<bfloat16>(call);
+    default: return run_typed<double>(call);
+  }
 }
 
 }  // namespace ew::detail::scalar

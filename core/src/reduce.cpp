@@ -30,9 +30,11 @@ constexpr const char* call_name(plan::Kind kind) {
   }
 }
 
+// result: one reduce_result_t<T> (float for 16-bit data).
 template <class T>
 ReduceResult reduce(Context& ctx, plan::Kind kind, Span<const T> x, const Span<const T>* y,
-                    const Span<T>* result = nullptr) {
+                    const Span<reduce_result_t<T>>* result = nullptr) {
+  using R = reduce_result_t<T>;
   const char* call = call_name(kind);
   BackendImpl& backend = checked_backend(ctx, call);
   const std::size_t n = x.size;
@@ -41,7 +43,7 @@ ReduceResult reduce(Context& ctx, plan::Kind kind, Span<const T> x, const Span<c
   ByteRange out{};
   MemorySpace out_space = MemorySpace::unknown;
   if (result) {
-    out = check_operand(call, "result", result->data, 1, sizeof(T));
+    out = check_operand(call, "result", result->data, 1, sizeof(R));
     out_space = check_memory_space(ctx, call, "result", result->data, result->space);
   }
   if (n == 0 && ctx.shard_count() > 1) {  // refused like any other size: its backend says why
@@ -56,8 +58,8 @@ ReduceResult reduce(Context& ctx, plan::Kind kind, Span<const T> x, const Span<c
     if (kind == plan::Kind::min) identity = {std::numeric_limits<double>::infinity(), no_index};
     if (kind == plan::Kind::max) identity = {-std::numeric_limits<double>::infinity(), no_index};
     if (result) {
-      const T value = static_cast<T>(identity.value);
-      backend.copy_bytes(result->data, &value, sizeof(T));
+      const R value = static_cast<R>(identity.value);
+      backend.copy_bytes(result->data, &value, sizeof(R));
     }
     return identity;
   }
@@ -88,8 +90,8 @@ ReduceResult reduce(Context& ctx, plan::Kind kind, Span<const T> x, const Span<c
   try {
     const ReduceResult r = backend.run_reduce(c);
     if (result && !r.stored) {
-      const T value = static_cast<T>(r.value);
-      backend.copy_bytes(result->data, &value, sizeof(T));
+      const R value = static_cast<R>(r.value);
+      backend.copy_bytes(result->data, &value, sizeof(R));
     }
     return r;
   } catch (const Error& e) {
@@ -109,20 +111,20 @@ Extremum<T> extremum(Context& ctx, plan::Kind kind, Span<const T> x) {
 }  // namespace detail
 
 template <class T>
-T sum(Context& ctx, Span<const detail::nd<T>> x) {
-  return static_cast<T>(detail::reduce<T>(ctx, detail::plan::Kind::sum, x, nullptr).value);
+reduce_result_t<T> sum(Context& ctx, Span<const detail::nd<T>> x) {
+  return static_cast<reduce_result_t<T>>(detail::reduce<T>(ctx, detail::plan::Kind::sum, x, nullptr).value);
 }
 template <class T>
-T asum(Context& ctx, Span<const detail::nd<T>> x) {
-  return static_cast<T>(detail::reduce<T>(ctx, detail::plan::Kind::asum, x, nullptr).value);
+reduce_result_t<T> asum(Context& ctx, Span<const detail::nd<T>> x) {
+  return static_cast<reduce_result_t<T>>(detail::reduce<T>(ctx, detail::plan::Kind::asum, x, nullptr).value);
 }
 template <class T>
-T dot(Context& ctx, Span<const detail::nd<T>> x, Span<const detail::nd<T>> y) {
-  return static_cast<T>(detail::reduce<T>(ctx, detail::plan::Kind::dot, x, &y).value);
+reduce_result_t<T> dot(Context& ctx, Span<const detail::nd<T>> x, Span<const detail::nd<T>> y) {
+  return static_cast<reduce_result_t<T>>(detail::reduce<T>(ctx, detail::plan::Kind::dot, x, &y).value);
 }
 template <class T>
-T norm2(Context& ctx, Span<const detail::nd<T>> x) {
-  return static_cast<T>(detail::reduce<T>(ctx, detail::plan::Kind::norm2, x, nullptr).value);
+reduce_result_t<T> norm2(Context& ctx, Span<const detail::nd<T>> x) {
+  return static_cast<reduce_result_t<T>>(detail::reduce<T>(ctx, detail::plan::Kind::norm2, x, nullptr).value);
 }
 template <class T>
 Extremum<T> min_element(Context& ctx, Span<const detail::nd<T>> x) {
@@ -134,34 +136,36 @@ Extremum<T> max_element(Context& ctx, Span<const detail::nd<T>> x) {
 }
 
 template <class T>
-void sum(Context& ctx, Span<const detail::nd<T>> x, Span<T> result) {
+void sum(Context& ctx, Span<const detail::nd<T>> x, Span<reduce_result_t<T>> result) {
   detail::reduce<T>(ctx, detail::plan::Kind::sum, x, nullptr, &result);
 }
 template <class T>
-void asum(Context& ctx, Span<const detail::nd<T>> x, Span<T> result) {
+void asum(Context& ctx, Span<const detail::nd<T>> x, Span<reduce_result_t<T>> result) {
   detail::reduce<T>(ctx, detail::plan::Kind::asum, x, nullptr, &result);
 }
 template <class T>
-void dot(Context& ctx, Span<const detail::nd<T>> x, Span<const detail::nd<T>> y, Span<T> result) {
+void dot(Context& ctx, Span<const detail::nd<T>> x, Span<const detail::nd<T>> y, Span<reduce_result_t<T>> result) {
   detail::reduce<T>(ctx, detail::plan::Kind::dot, x, &y, &result);
 }
 template <class T>
-void norm2(Context& ctx, Span<const detail::nd<T>> x, Span<T> result) {
+void norm2(Context& ctx, Span<const detail::nd<T>> x, Span<reduce_result_t<T>> result) {
   detail::reduce<T>(ctx, detail::plan::Kind::norm2, x, nullptr, &result);
 }
 
-#define EW_REDUCE_INSTANTIATE(T)                                    \
-  template T sum<T>(Context&, Span<const T>);                       \
-  template T asum<T>(Context&, Span<const T>);                      \
-  template T dot<T>(Context&, Span<const T>, Span<const T>);        \
-  template T norm2<T>(Context&, Span<const T>);                     \
-  template Extremum<T> min_element<T>(Context&, Span<const T>);     \
-  template Extremum<T> max_element<T>(Context&, Span<const T>);    \
-  template void sum<T>(Context&, Span<const T>, Span<T>);          \
-  template void asum<T>(Context&, Span<const T>, Span<T>);         \
-  template void dot<T>(Context&, Span<const T>, Span<const T>, Span<T>); \
-  template void norm2<T>(Context&, Span<const T>, Span<T>);
+#define EW_REDUCE_INSTANTIATE(T)                                                    \
+  template reduce_result_t<T> sum<T>(Context&, Span<const T>);                      \
+  template reduce_result_t<T> asum<T>(Context&, Span<const T>);                     \
+  template reduce_result_t<T> dot<T>(Context&, Span<const T>, Span<const T>);       \
+  template reduce_result_t<T> norm2<T>(Context&, Span<const T>);                    \
+  template Extremum<T> min_element<T>(Context&, Span<const T>);                     \
+  template Extremum<T> max_element<T>(Context&, Span<const T>);                     \
+  template void sum<T>(Context&, Span<const T>, Span<reduce_result_t<T>>);          \
+  template void asum<T>(Context&, Span<const T>, Span<reduce_result_t<T>>);         \
+  template void dot<T>(Context&, Span<const T>, Span<const T>, Span<reduce_result_t<T>>); \
+  template void norm2<T>(Context&, Span<const T>, Span<reduce_result_t<T>>);
 EW_REDUCE_INSTANTIATE(float)
 EW_REDUCE_INSTANTIATE(double)
+EW_REDUCE_INSTANTIATE(half)
+EW_REDUCE_INSTANTIATE(bfloat16)
 
 }  // namespace ew

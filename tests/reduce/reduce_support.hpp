@@ -26,9 +26,14 @@ inline const char* name(Red r) {
 inline constexpr std::size_t B = 2048;
 inline constexpr std::size_t L = 32;
 
+// What a test keeps of a result: the value as returned for f32 and f64 data; for 16-bit
+// data (a float sum, a 16-bit extremum) widened exactly to double, so equal bits stay equal.
+template <class T>
+using got_t = std::conditional_t<is_storage16_v<T>, double, T>;
+
 template <class T>
 struct Got {
-  T value;
+  got_t<T> value;
   std::size_t index;  // 0 for the sums
   bool operator==(const Got& o) const { return same_bits(value, o.value) && index == o.index; }
 };
@@ -50,37 +55,45 @@ template <class T>
 std::string show(const Got<T>& g) {
   char text[96];
   std::snprintf(text, sizeof text, "%.17g (bits %llx) @%zu", static_cast<double>(g.value),
-                static_cast<unsigned long long>(bits(g.value)), g.index);
+                static_cast<unsigned long long>(bits<got_t<T>>(g.value)), g.index);
   return text;
 }
 
 template <class T>
 Got<T> reduce(Context& ctx, Red r, Span<const T> x, Span<const T> y) {
   switch (r) {
-    case Red::sum: return {ew::sum<T>(ctx, x), 0};
-    case Red::asum: return {ew::asum<T>(ctx, x), 0};
-    case Red::dot: return {ew::dot<T>(ctx, x, y), 0};
-    case Red::norm2: return {ew::norm2<T>(ctx, x), 0};
+    case Red::sum: return {static_cast<got_t<T>>(ew::sum<T>(ctx, x)), 0};
+    case Red::asum: return {static_cast<got_t<T>>(ew::asum<T>(ctx, x)), 0};
+    case Red::dot: return {static_cast<got_t<T>>(ew::dot<T>(ctx, x, y)), 0};
+    case Red::norm2: return {static_cast<got_t<T>>(ew::norm2<T>(ctx, x)), 0};
     case Red::min: {
       const Extremum<T> e = ew::min_element<T>(ctx, x);
-      return {e.value, e.index};
+      return {static_cast<got_t<T>>(e.value), e.index};
     }
     default: {
       const Extremum<T> e = ew::max_element<T>(ctx, x);
-      return {e.value, e.index};
+      return {static_cast<got_t<T>>(e.value), e.index};
     }
   }
 }
 
 // Pairs that nearly cancel (a, -a(1 + small)) among values over 17 binades, shuffled:
-// the sum is far smaller than the sum of magnitudes, so rounding shows.
+// the sum is far smaller than the sum of magnitudes, so rounding shows. 16-bit data: the
+// float pairs rounded to the type.
 template <class T>
 std::vector<T> cancelling_vector(std::size_t n) {
-  std::vector<T> v = random_vector<T>(n);
-  std::uniform_real_distribution<T> tiny(T(-1e-3), T(1e-3));
-  for (std::size_t i = 1; i < n; i += 2) v[i] = -v[i - 1] * (T(1) + tiny(rng()));
-  std::shuffle(v.begin(), v.end(), rng());
-  return v;
+  if constexpr (is_storage16_v<T>) {
+    const std::vector<float> f = cancelling_vector<float>(n);
+    std::vector<T> v(n);
+    for (std::size_t i = 0; i < n; ++i) v[i] = T(f[i]);
+    return v;
+  } else {
+    std::vector<T> v = random_vector<T>(n);
+    std::uniform_real_distribution<T> tiny(T(-1e-3), T(1e-3));
+    for (std::size_t i = 1; i < n; i += 2) v[i] = -v[i - 1] * (T(1) + tiny(rng()));
+    std::shuffle(v.begin(), v.end(), rng());
+    return v;
+  }
 }
 
 // Double-double accumulation: error about n 2^-106 of the sum of magnitudes, far below

@@ -63,6 +63,14 @@ std::vector<Case<T>> cases(Context& ref, const std::vector<T>& xs, const std::ve
   return out;
 }
 
+// The lanes per thread each dtype is built with (reduce.cu's built()): f64 vectors stop at
+// 16 bytes, f32 at 4 lanes, 16-bit data take 1 lane or 8 (one 16-byte vector).
+template <class T>
+bool built_for(int lanes) {
+  if constexpr (is_storage16_v<T>) return lanes == 1 || lanes == 8;
+  else return lanes <= (sizeof(T) == 8 ? 2 : 4);
+}
+
 template <class T>
 void every_grid(Context& ctx, Context& ref) {
   using ew::detail::cuda::ReduceTuning;
@@ -75,7 +83,7 @@ void every_grid(Context& ctx, Context& ref) {
   std::size_t count = 0;
   const ew::detail::cuda::ReduceShape* shapes = ew::detail::cuda::reduce_shapes(&count);
   for (std::size_t s = 0; s < count; ++s) {
-    if (sizeof(T) == 8 && shapes[s].lanes_per_thread > 2) continue;
+    if (!built_for<T>(shapes[s].lanes_per_thread)) continue;
     for (std::size_t run : {1, 2, 8, 32, 256})
       for (int ctas : {-1, 1, 3}) {
         ReduceTuning t;
@@ -100,6 +108,8 @@ TEST_P(ReduceGrid, EveryGridGivesTheSameBits) {
   Context ref(Backend::scalar);
   every_grid<float>(ctx, ref);
   every_grid<double>(ctx, ref);
+  every_grid<half>(ctx, ref);
+  every_grid<bfloat16>(ctx, ref);
 }
 
 // Shapes that are not built are refused by name, before anything runs.
@@ -126,6 +136,30 @@ TEST_P(ReduceGrid, UnbuiltTuningIsRefused) {
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), Errc::invalid_argument) << e.what();
   }
+  // 16-bit data take 1 or 8 lanes per thread, f32 at most 4.
+  Buffer<half> h(ctx, 10);
+  const std::vector<half> hosth(10, half(1.0f));
+  h.upload(hosth.data(), 10);
+  try {
+    (void)ew::sum<half>(ctx, Span<const half>(h.data(), 10, h.space()));
+    ADD_FAILURE() << "4 lanes per thread on f16 ran";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::invalid_argument) << e.what();
+  }
+  t = {};
+  t.lanes_per_thread = 8;
+  t.loads = 4;
+  ew::detail::cuda::set_reduce_tuning(t);
+  Buffer<float> f(ctx, 10);
+  const std::vector<float> hostf(10, 1.0f);
+  f.upload(hostf.data(), 10);
+  try {
+    (void)ew::sum<float>(ctx, Span<const float>(f.data(), 10, f.space()));
+    ADD_FAILURE() << "8 lanes per thread on f32 ran";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::invalid_argument) << e.what();
+  }
+  EXPECT_EQ(ew::sum<half>(ctx, Span<const half>(h.data(), 10, h.space())), 10.0f);
 }
 
 // Pinned host memory is read by the kernel directly; managed memory too.

@@ -1,6 +1,7 @@
 // The Highway reductions on every target this CPU supports (forced), with 1, 2, 3 and 8
 // threads of the team and the threading threshold lowered so that every size below is
-// cut into pieces: the same bits as the scalar backend whatever the pieces are.
+// cut into pieces: the same bits as the scalar backend whatever the pieces are (f32, f64,
+// and 16-bit data through the vector widening of each target).
 #include <hwy/targets.h>
 
 #include <tuple>
@@ -50,6 +51,8 @@ TEST_P(ReduceHighway, SameBitsAsScalarOnEveryTargetAndThreadCount) {
   Context ref(Backend::scalar);
   check<float>(ctx, ref, 100003);
   check<double>(ctx, ref, 100003);
+  check<half>(ctx, ref, 100003);
+  check<bfloat16>(ctx, ref, 100003);
 }
 
 INSTANTIATE_TEST_SUITE_P(highway, ReduceHighway,

@@ -70,7 +70,8 @@ struct ReduceCall {
   const void* x;
   const void* y;  // dot only
   MemorySpace x_space, y_space;
-  // Where to store the value (one element of the data's type) instead of returning it,
+  // Where to store the value (one reduce_result_t element: the data's type, float for
+  // 16-bit data) instead of returning it,
   // or null. A backend that stores it itself (asynchronously, cuda) says so in `stored`;
   // otherwise the core stores the returned value.
   void* result;

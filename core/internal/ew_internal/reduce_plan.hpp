@@ -91,7 +91,9 @@ EW_PLAN_FN int width(Kind kind, bool f64) { return kind == Kind::norm2 && f64 ? 
 constexpr double tsml = 0x1p-511, tbig = 0x1p+486, ssml = 0x1p+537, sbig = 0x1p-538;
 
 // The terms. f32 data are widened to double first: a product or square of two floats
-// is then exact (48 significant bits), so f32 terms are exact. f64 products and squares
+// is then exact (48 significant bits), so f32 terms are exact. 16-bit data (f16, bf16)
+// are widened exactly too and take the f32 path everywhere (their squares neither
+// overflow nor underflow in double: no scaling). f64 products and squares
 // round once (multiply, then add: no fma anywhere, on every backend).
 EW_PLAN_FN double term_sum(double x) { return x; }
 EW_PLAN_FN double term_asum(double x) { return magnitude(x); }
@@ -164,7 +166,7 @@ EW_PLAN_FN void reference_partials(Kind kind, const T* x, const T* y, std::size_
     case Kind::asum: out[0] = reference_block(count, [&](std::size_t i) { return term_asum(d(x[i])); }); break;
     case Kind::dot: out[0] = reference_block(count, [&](std::size_t i) { return term_dot(d(x[i]), d(y[i])); }); break;
     default:
-      if (sizeof(T) == 4) {
+      if (sizeof(T) != 8) {
         out[0] = reference_block(count, [&](std::size_t i) { return term_square(d(x[i])); });
       } else {
         for (int c = 0; c < 3; ++c)
@@ -210,7 +212,8 @@ EW_PLAN_FN double finish_norm2_f64(double small, double medium, double big) {
 }
 
 // The final value of a sum-like reduction from its root accumulators, rounded to the
-// data's type (f32: one rounding of the double result) and returned as a double. NaN
+// result's type (f32 and 16-bit data: one rounding of the double result to float) and
+// returned as a double. NaN
 // results are the type's default quiet NaN on every backend (GPUs do not propagate
 // payloads as CPUs do).
 EW_PLAN_FN double finish(Kind kind, bool f64, const double* acc) {
