@@ -124,6 +124,35 @@ class CudaBackend final : public BackendImpl {
     });
   }
 
+  // f16 and bf16 run through the same kernels (8 elements per 16-byte vector, computed in
+  // float, rounded once: storage16.cuh).
+  bool supports(DType) const override { return true; }
+
+  // ew::convert: a kernel over device, managed or pinned memory (kernels read pinned
+  // memory where it is); the same dtype copies the bytes. Pageable memory is refused, as
+  // reductions refuse it: staged through the GPU it would cross the bus twice, while a CPU
+  // backend converts it where it is.
+  void run_convert(const ConvertCall& c) override {
+    const auto refuse = [&](const char* operand) {
+      throw Error(Errc::foreign_memory, std::string("ew::convert: ") + operand +
+                                            " is pageable host memory; the cuda backend converts device, managed or "
+                                            "pinned memory (an ew::Buffer of this context, or MemorySpace::pinned)");
+    };
+    if (c.in_space == MemorySpace::host) refuse("in");
+    if (c.out_space == MemorySpace::host) refuse("out");
+    guarded([&] {
+      if (c.from == c.to) {
+        if (c.in != c.out)
+          check(cudaMemcpyAsync(c.out, c.in, c.n * size_of(c.from), cudaMemcpyDefault, stream_),
+                "cudaMemcpyAsync (ew::convert)");
+        return;
+      }
+      check(fault_point(Step::kernel_launch,
+                        [&] { return launch_convert(c.from, c.to, c.n, c.in, c.out, shape_, stream_); }),
+            "kernel launch (ew::convert)");
+    });
+  }
+
   // Expressions: a kernel generated, compiled and cached for each program (expr.hpp).
   void run_expr(const ExprCall& c) override {
     guarded([&] {

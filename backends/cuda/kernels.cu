@@ -41,14 +41,16 @@ cudaError_t launch_typed(const StreamArgs<T>& p, int& blocks_per_sm, int& bulk_t
 }
 
 template <class T>
-cudaError_t launch_dtype(Op op, std::size_t n, const T* a, const T* b, T* out, T s, T t, LaunchShape& shape,
-                         cudaStream_t stream) {
-  const StreamArgs<T> p = make_stream_args(n, a, b, out, s, t);
+cudaError_t launch_dtype(Op op, std::size_t n, const void* a, const void* b, void* out, double s, double t,
+                         LaunchShape& shape, cudaStream_t stream) {
+  using S = compute_t<T>;
+  const StreamArgs<T> p = make_stream_args(n, static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(out),
+                                           static_cast<S>(s), static_cast<S>(t));
   const bool aligned = p.a_vector && p.b_vector;
   return dispatch_op(op, [&](auto o) {
     constexpr Op op_v = decltype(o)::value;
-    int(&occupancy)[2] = shape.blocks_per_sm[static_cast<int>(op_v)][dtype_v<T> == DType::f64];
-    int& bulk_tile = shape.bulk_tile[static_cast<int>(op_v)][dtype_v<T> == DType::f64];
+    int(&occupancy)[2] = shape.blocks_per_sm[static_cast<int>(op_v)][static_cast<int>(dtype_v<T>)];
+    int& bulk_tile = shape.bulk_tile[static_cast<int>(op_v)][static_cast<int>(dtype_v<T>)];
     return aligned ? launch_typed<op_v, T, true>(p, occupancy[1], bulk_tile, shape, stream)
                    : launch_typed<op_v, T, false>(p, occupancy[0], bulk_tile, shape, stream);
   });
@@ -58,11 +60,13 @@ cudaError_t launch_dtype(Op op, std::size_t n, const T* a, const T* b, T* out, T
 
 cudaError_t launch(Op op, DType dtype, std::size_t n, const void* a, const void* b, void* out, double s, double t,
                    LaunchShape& shape, cudaStream_t stream) {
-  if (dtype == DType::f32)
-    return launch_dtype<float>(op, n, static_cast<const float*>(a), static_cast<const float*>(b),
-                               static_cast<float*>(out), static_cast<float>(s), static_cast<float>(t), shape, stream);
-  return launch_dtype<double>(op, n, static_cast<const double*>(a), static_cast<const double*>(b),
-                              static_cast<double*>(out), s, t, shape, stream);
+  switch (dtype) {
+    case DType::f32: return launch_dtype<float>(op, n, a, b, out, s, t, shape, stream);
+    case DType::f64: return launch_dtype<double>(op, n, a, b, out, s, t, shape, stream);
+    case DType::f16: return launch_dtype<half>(op, n, a, b, out, s, t, shape, stream);
+    case DType::bf16: break;
+  }
+  return launch_dtype<bfloat16>(op, n, a, b, out, s, t, shape, stream);
 }
 
 }  // namespace ew::detail::cuda

@@ -1,6 +1,7 @@
 #pragma once
 // The device code of the cuda backend: one kernel template serves every op and dtype.
-// Each thread moves 16-byte vectors (float4, double2) and keeps up to `Unroll`
+// Each thread moves 16-byte vectors (float4, double2, or 8 f16/bf16 elements as 4 words
+// that storage16.cuh widens to float in pairs) and keeps up to `Unroll`
 // independent vector loads per input in flight before the first use. A thread's
 // vectors are a whole grid apart, so a small array spreads over as many threads as it
 // has vectors and a large one gives every resident thread `Unroll` loads at once.
@@ -17,8 +18,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "ew/ops.hpp"
+#include "storage16.cuh"
 
 namespace ew::detail::cuda {
 
@@ -27,11 +30,19 @@ inline constexpr int kThreads = 256;
 template <class T> struct VectorOf;
 template <> struct VectorOf<float> { using type = float4; };
 template <> struct VectorOf<double> { using type = double2; };
+template <> struct VectorOf<half> { using type = uint4; };
+template <> struct VectorOf<bfloat16> { using type = uint4; };
 
-template <class T>
+template <class T, class = void>
 struct Pack {
   static constexpr int width = 16 / sizeof(T);
   T e[width];
+};
+// 16-bit data: 8 elements as 4 words of two.
+template <class T>
+struct Pack<T, std::enable_if_t<is_storage16_v<T>>> {
+  static constexpr int width = 8;
+  std::uint32_t w[4];
 };
 
 // Cache policy of the vector loads and stores: plain, or evict-first streaming.
@@ -42,7 +53,9 @@ __device__ __forceinline__ Pack<T> load_vector(const T* p) {
   using V = typename VectorOf<T>::type;
   V v = hint == Hint::streaming ? __ldcs(reinterpret_cast<const V*>(p)) : *reinterpret_cast<const V*>(p);
   Pack<T> r;
-  if constexpr (Pack<T>::width == 4) {
+  if constexpr (is_storage16_v<T>) {
+    r.w[0] = v.x, r.w[1] = v.y, r.w[2] = v.z, r.w[3] = v.w;
+  } else if constexpr (Pack<T>::width == 4) {
     r.e[0] = v.x, r.e[1] = v.y, r.e[2] = v.z, r.e[3] = v.w;
   } else {
     r.e[0] = v.x, r.e[1] = v.y;
@@ -54,7 +67,9 @@ template <class T, Hint hint>
 __device__ __forceinline__ void store_vector(T* p, const Pack<T>& r) {
   using V = typename VectorOf<T>::type;
   V v;
-  if constexpr (Pack<T>::width == 4) {
+  if constexpr (is_storage16_v<T>) {
+    v = make_uint4(r.w[0], r.w[1], r.w[2], r.w[3]);
+  } else if constexpr (Pack<T>::width == 4) {
     v = make_float4(r.e[0], r.e[1], r.e[2], r.e[3]);
   } else {
     v = make_double2(r.e[0], r.e[1]);
@@ -69,8 +84,13 @@ __device__ __forceinline__ void store_vector(T* p, const Pack<T>& r) {
 template <class T>
 __device__ __forceinline__ Pack<T> load_elements(const T* p) {
   Pack<T> r;
+  if constexpr (is_storage16_v<T>) {
 #pragma unroll
-  for (int k = 0; k < Pack<T>::width; ++k) r.e[k] = p[k];
+    for (int k = 0; k < 4; ++k) r.w[k] = std::uint32_t(p[2 * k].bits) | std::uint32_t(p[2 * k + 1].bits) << 16;
+  } else {
+#pragma unroll
+    for (int k = 0; k < Pack<T>::width; ++k) r.e[k] = p[k];
+  }
   return r;
 }
 
@@ -84,7 +104,7 @@ struct StreamArgs {
   std::uint64_t tail;  // elements after the last whole vector
   bool a_vector;   // a + head is 16-byte aligned (only read by the unaligned variant)
   bool b_vector;
-  T s, t;
+  compute_t<T> s, t;  // float for the 16-bit types
 };
 
 // The op table read on the host side of compilation (its functions are not __device__);
@@ -105,16 +125,38 @@ __device__ __forceinline__ void wait_for_previous_grid() {
 #endif
 }
 
+// One element, as the vector path computes it.
+template <Op op, class T>
+__device__ __forceinline__ T apply_element(T a, T b, compute_t<T> s, compute_t<T> t) {
+  if constexpr (is_storage16_v<T>) return apply_one<op>(a, b, s, t);
+  else return apply<op>(a, b, s, t);
+}
+
+// One 16-byte vector.
+template <Op op, class T>
+__device__ __forceinline__ Pack<T> apply_vector(const Pack<T>& x, const Pack<T>& y, compute_t<T> s, compute_t<T> t) {
+  constexpr bool reads_b = ReadsB<op>::value;
+  Pack<T> r;
+  if constexpr (is_storage16_v<T>) {
+#pragma unroll
+    for (int k = 0; k < 4; ++k) r.w[k] = apply_pair<op, T>(x.w[k], reads_b ? y.w[k] : 0u, s, t);
+  } else {
+#pragma unroll
+    for (int k = 0; k < Pack<T>::width; ++k) r.e[k] = apply<op>(x.e[k], reads_b ? y.e[k] : T(0), s, t);
+  }
+  return r;
+}
+
 template <Op op, class T>
 __device__ __forceinline__ void head_and_tail(const StreamArgs<T>& p, std::uint64_t thread) {
   constexpr bool reads_b = ReadsB<op>::value;
   if (thread < p.head) {
     const std::uint64_t i = thread;
-    p.out[i] = apply<op>(p.a[i], reads_b ? p.b[i] : T(0), p.s, p.t);
+    p.out[i] = apply_element<op>(p.a[i], reads_b ? p.b[i] : p.a[i], p.s, p.t);
   }
   if (thread < p.tail) {
     const std::uint64_t i = p.head + p.vectors * Pack<T>::width + thread;
-    p.out[i] = apply<op>(p.a[i], reads_b ? p.b[i] : T(0), p.s, p.t);
+    p.out[i] = apply_element<op>(p.a[i], reads_b ? p.b[i] : p.a[i], p.s, p.t);
   }
 }
 
@@ -154,10 +196,7 @@ __global__ void __launch_bounds__(kThreads) stream_kernel(const StreamArgs<T> p)
     for (int u = 0; u < Unroll; ++u) {
       const std::uint64_t v = first + u * threads;
       if (v < p.vectors) {
-        Pack<T> r;
-#pragma unroll
-        for (int k = 0; k < W; ++k) r.e[k] = apply<op>(x[u].e[k], reads_b ? y[u].e[k] : T(0), p.s, p.t);
-        store_vector<T, hint>(out + v * W, r);
+        store_vector<T, hint>(out + v * W, apply_vector<op, T>(x[u], reads_b ? y[u] : x[u], p.s, p.t));
       }
     }
   }
@@ -204,6 +243,26 @@ __host__ __device__ constexpr std::size_t bulk_shared_bytes(int tile) {
   return bulk_inputs<op>() * std::size_t(tile) * 16;
 }
 
+// The block computes `count` vectors from tiles in shared memory into `out` (global or
+// shared memory), one 4- or 8-byte unit per thread per step, so a warp writes 128 or 256
+// contiguous bytes: an element of f32 or f64, a word of two f16/bf16 elements.
+template <Op op, class T>
+__device__ __forceinline__ void compute_tile(const StreamArgs<T>& p, const T* tile_a, const T* tile_b, T* out,
+                                             int count) {
+  constexpr bool reads_b = ReadsB<op>::value;
+  if constexpr (is_storage16_v<T>) {
+    const auto* a = reinterpret_cast<const std::uint32_t*>(tile_a);
+    const auto* b = reinterpret_cast<const std::uint32_t*>(tile_b);
+    auto* o = reinterpret_cast<std::uint32_t*>(out);
+    const int words = count * 4;
+    for (int i = threadIdx.x; i < words; i += kThreads) o[i] = apply_pair<op, T>(a[i], reads_b ? b[i] : 0u, p.s, p.t);
+  } else {
+    const int elements = count * Pack<T>::width;
+    for (int i = threadIdx.x; i < elements; i += kThreads)
+      out[i] = apply<op>(tile_a[i], reads_b ? tile_b[i] : T(0), p.s, p.t);
+  }
+}
+
 // How a tile's results leave the block, a policy of bulk_kernel: `store` computes the
 // tile of `count` vectors already in shared memory at `tile_a` (and `tile_b` for
 // two-input ops) and writes it out, every thread of the block taking part; `finish`
@@ -214,11 +273,7 @@ struct ElementStore {
   template <Op op, class T>
   static __device__ __forceinline__ void store(const StreamArgs<T>& p, T* tile_a, const T* tile_b,
                                                std::uint64_t first, int count) {
-    constexpr bool reads_b = ReadsB<op>::value;
-    T* out = p.out + p.head + first * Pack<T>::width;
-    const int elements = count * Pack<T>::width;
-    for (int i = threadIdx.x; i < elements; i += kThreads)
-      out[i] = apply<op>(tile_a[i], reads_b ? tile_b[i] : T(0), p.s, p.t);
+    compute_tile<op, T>(p, tile_a, tile_b, p.out + p.head + first * Pack<T>::width, count);
   }
   static __device__ __forceinline__ void finish() {}
 };
@@ -311,7 +366,7 @@ cudaError_t launch_kernel(void (*kernel)(Params...), unsigned blocks, std::size_
 // Splits [0, n) of `out` into head, vectors and tail, and says which inputs can be
 // read as vectors over the output's vector grid.
 template <class T>
-StreamArgs<T> make_stream_args(std::size_t n, const T* a, const T* b, T* out, T s, T t) {
+StreamArgs<T> make_stream_args(std::size_t n, const T* a, const T* b, T* out, compute_t<T> s, compute_t<T> t) {
   constexpr std::uintptr_t W = Pack<T>::width;
   const std::uintptr_t misalign = reinterpret_cast<std::uintptr_t>(out) % 16 / sizeof(T);
   StreamArgs<T> p{};

@@ -30,11 +30,8 @@ struct BulkStore {
   template <Op op, class T>
   static __device__ __forceinline__ void store(const StreamArgs<T>& p, T* tile_a, const T* tile_b,
                                                std::uint64_t first, int count) {
-    constexpr bool reads_b = ReadsB<op>::value;
     T* out = p.out + p.head + first * Pack<T>::width;
-    const int elements = count * Pack<T>::width;
-    for (int i = threadIdx.x; i < elements; i += kThreads)
-      tile_a[i] = apply<op>(tile_a[i], reads_b ? tile_b[i] : T(0), p.s, p.t);
+    compute_tile<op, T>(p, tile_a, tile_b, tile_a, count);
     bulk::fence_to_copy_engine();
     __syncthreads();
     if (threadIdx.x == 0) bulk::store(out, bulk::shared_address(tile_a), unsigned(count) * 16);
