@@ -1,5 +1,6 @@
 #include "codegen.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <sstream>
 
@@ -10,16 +11,21 @@ namespace ew::detail::cuda {
 
 namespace {
 
-const char* type_name(DType d) { return d == DType::f32 ? "float" : "double"; }
-const char* kit_name(DType d) { return d == DType::f32 ? "F" : "D"; }
-int bytes_of(DType d) { return d == DType::f32 ? 4 : 8; }
+// A value's type in the kernel: its compute dtype (float for f32 and the 16-bit types).
+const char* type_name(DType d) { return compute_dtype(d) == DType::f32 ? "float" : "double"; }
+const char* kit_name(DType d) { return compute_dtype(d) == DType::f32 ? "F" : "D"; }
+// An element's type in memory: 16-bit data moves as its bits.
+const char* storage_name(DType d) { return is_storage16(d) ? "unsigned short" : type_name(d); }
+int bytes_of(DType d) { return static_cast<int>(size_of(d)); }
+// The prelude's conversions of one 16-bit type (ew_to_float_f16, ew_from_double_bf16, ...).
+std::string conversion(const std::string& what, DType d) { return "ew_" + what + "_" + to_string(d); }
 
 std::string reg(int k) { return "r" + std::to_string(k); }
 
 // The exact bits of a constant: no decimal round trip, NaN payloads and -0 kept.
 std::string constant_literal(DType d, double value) {
   char text[64];
-  if (d == DType::f32) {
+  if (compute_dtype(d) == DType::f32) {
     const float f = static_cast<float>(value);  // as element_eval converts it
     std::uint32_t bits;
     std::memcpy(&bits, &f, sizeof bits);
@@ -39,17 +45,28 @@ std::string instruction(const Program& p, int k) {
   const std::string T = type_name(in.dtype), K = kit_name(in.dtype);
   const std::string a = reg(in.arg[0]), b = reg(in.arg[1]), c = reg(in.arg[2]);
   std::string v;
+  const bool f32 = compute_dtype(in.dtype) == DType::f32;
   switch (in.op) {
-    case Opcode::input: v = "i" + std::to_string(in.slot); break;
-    case Opcode::param:
-      v = in.dtype == DType::f32 ? "static_cast<float>(p.param[" + std::to_string(in.slot) + "])"
-                                 : "p.param[" + std::to_string(in.slot) + "]";
+    case Opcode::input:  // 16-bit: widened exactly
+      v = is_storage16(in.dtype) ? conversion("to_float", in.dtype) + "(i" + std::to_string(in.slot) + ")"
+                                 : "i" + std::to_string(in.slot);
+      break;
+    case Opcode::param:  // already rounded to its dtype (a 16-bit one's value is a float)
+      v = f32 ? "static_cast<float>(p.param[" + std::to_string(in.slot) + "])" : "p.param[" + std::to_string(in.slot) + "]";
       break;
     case Opcode::constant: v = constant_literal(in.dtype, in.value); break;
-    case Opcode::cast: v = "static_cast<" + T + ">(" + a + ")"; break;  // f64 -> f32 rounds to nearest even
+    case Opcode::cast:
+      // To a 16-bit type: rounded once (from f64 straight), kept as the float it is;
+      // f64 -> f32 rounds to nearest even; the rest is exact.
+      if (is_storage16(in.dtype))
+        v = conversion("to_float", in.dtype) + "(" +
+            conversion(std::string("from_") + type_name(p.code[in.arg[0]].dtype), in.dtype) + "(" + a + "))";
+      else
+        v = "static_cast<" + T + ">(" + a + ")";
+      break;
     // The sign bit flipped, as the host's negation does (NaN payload kept).
     case Opcode::neg:
-      v = in.dtype == DType::f32 ? "__int_as_float(__float_as_int(" + a + ") ^ int(0x80000000u))"
+      v = f32 ? "__int_as_float(__float_as_int(" + a + ") ^ int(0x80000000u))"
                                  : "__longlong_as_double(__double_as_longlong(" + a + ") ^ (long long)0x8000000000000000ull)";
       break;
     case Opcode::abs: v = K + "::abs(" + a + ")"; break;
@@ -86,16 +103,21 @@ std::string instruction(const Program& p, int k) {
   return "  const " + T + " " + reg(k) + " = " + v + ";  // " + to_string(in.op) + "\n";
 }
 
-// The per-element function: read inputs by value, outputs by reference.
+// The per-element function: read inputs by value, outputs by reference, both as stored
+// (a 16-bit output is rounded once here).
 std::string element_function(const Program& p) {
   std::ostringstream s;
   s << "__device__ __forceinline__ void element(const Args& p";
   for (int k = 0; k < p.input_slots; ++k)
-    if (p.input_read[k]) s << ", const " << type_name(p.input_dtype[k]) << " i" << k;
-  for (std::size_t k = 0; k < p.outputs.size(); ++k) s << ", " << type_name(p.output_dtype(int(k))) << "& o" << k;
+    if (p.input_read[k]) s << ", const " << storage_name(p.input_dtype[k]) << " i" << k;
+  for (std::size_t k = 0; k < p.outputs.size(); ++k) s << ", " << storage_name(p.output_dtype(int(k))) << "& o" << k;
   s << ") {\n  (void)p;\n";
   for (int k = 0; k < static_cast<int>(p.code.size()); ++k) s << instruction(p, k);
-  for (std::size_t k = 0; k < p.outputs.size(); ++k) s << "  o" << k << " = " << reg(p.outputs[k]) << ";\n";
+  for (std::size_t k = 0; k < p.outputs.size(); ++k) {
+    const DType d = p.output_dtype(int(k));
+    if (is_storage16(d)) s << "  o" << k << " = " << conversion("from_float", d) << "(" << reg(p.outputs[k]) << ");\n";
+    else s << "  o" << k << " = " << reg(p.outputs[k]) << ";\n";
+  }
   s << "}\n";
   return s.str();
 }
@@ -115,6 +137,19 @@ struct Args {
   unsigned vector_ok;
 };
 static_assert(sizeof(Args) == @ARGS_SIZE@, "Args differs from the host's ExprKernelArgs");
+
+// 16-bit storage: the library's conversions (ew/detail/float16_bits.hpp, pasted above),
+// so that widening, rounding and NaN payloads are the CPU backends' bits.
+__device__ __forceinline__ float ew_to_float_f16(unsigned short h) { return __uint_as_float(ew::float16_detail::f16_to_f32_bits(h)); }
+__device__ __forceinline__ float ew_to_float_bf16(unsigned short h) { return __uint_as_float(ew::float16_detail::bf16_to_f32_bits(h)); }
+__device__ __forceinline__ unsigned short ew_from_float_f16(float x) { return ew::float16_detail::narrow_bits<5, 10>(__float_as_uint(x)); }
+__device__ __forceinline__ unsigned short ew_from_float_bf16(float x) { return ew::float16_detail::narrow_bits<8, 7>(__float_as_uint(x)); }
+__device__ __forceinline__ unsigned short ew_from_double_f16(double x) {
+  return ew::float16_detail::narrow_bits<5, 10>(static_cast<unsigned long long>(__double_as_longlong(x)));
+}
+__device__ __forceinline__ unsigned short ew_from_double_bf16(double x) {
+  return ew::float16_detail::narrow_bits<8, 7>(static_cast<unsigned long long>(__double_as_longlong(x)));
+}
 
 // G elements from p: 16-byte evict-first loads where `vector` (p 16-byte aligned), else one at a time.
 template <int G>
@@ -141,6 +176,37 @@ __device__ __forceinline__ void load(double (&x)[G], const double* p, bool vecto
   } else {
 #pragma unroll
     for (int k = 0; k < G; ++k) x[k] = p[k];
+  }
+}
+// 16-bit elements: 8 per 16-byte move (G is a multiple of 8 wherever they occur).
+template <int G>
+__device__ __forceinline__ void load(unsigned short (&x)[G], const unsigned short* p, bool vector) {
+  if (vector) {
+#pragma unroll
+    for (int k = 0; k < G; k += 8) {
+      const uint4 v = __ldcs(reinterpret_cast<const uint4*>(p + k));
+      const unsigned w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+      for (int j = 0; j < 4; ++j) x[k + 2 * j] = static_cast<unsigned short>(w[j]), x[k + 2 * j + 1] = static_cast<unsigned short>(w[j] >> 16);
+    }
+  } else {
+#pragma unroll
+    for (int k = 0; k < G; ++k) x[k] = p[k];
+  }
+}
+template <int G>
+__device__ __forceinline__ void store(unsigned short* p, const unsigned short (&x)[G], bool vector) {
+  if (vector) {
+#pragma unroll
+    for (int k = 0; k < G; k += 8) {
+      unsigned w[4];
+#pragma unroll
+      for (int j = 0; j < 4; ++j) w[j] = unsigned(x[k + 2 * j]) | unsigned(x[k + 2 * j + 1]) << 16;
+      __stcs(reinterpret_cast<uint4*>(p + k), make_uint4(w[0], w[1], w[2], w[3]));
+    }
+  } else {
+#pragma unroll
+    for (int k = 0; k < G; ++k) p[k] = x[k];
   }
 }
 template <int G>
@@ -181,12 +247,14 @@ void replace_all(std::string& s, const std::string& what, const std::string& wit
 
 }  // namespace
 
+// One 16-byte move of the narrowest operand: 8 elements with a 16-bit operand, 4 with a
+// float one, 2 when all are double.
 int expr_group(const Program& p) {
+  int narrowest = 8;
   for (int k = 0; k < p.input_slots; ++k)
-    if (p.input_read[k] && p.input_dtype[k] == DType::f32) return 4;
-  for (std::size_t k = 0; k < p.outputs.size(); ++k)
-    if (p.output_dtype(int(k)) == DType::f32) return 4;
-  return 2;
+    if (p.input_read[k]) narrowest = std::min(narrowest, bytes_of(p.input_dtype[k]));
+  for (std::size_t k = 0; k < p.outputs.size(); ++k) narrowest = std::min(narrowest, bytes_of(p.output_dtype(int(k))));
+  return 16 / narrowest;
 }
 
 // The hand-written kernels keep 4 vector loads per input in flight (8 for two inputs);
@@ -213,7 +281,7 @@ ExprKernelSource generate_expr_kernel(const Program& p, ExprAlignment alignment)
     for (std::string line; std::getline(lines, line);) s << "//   " << line << "\n";
   }
   s << "// alignment case: " << (aligned ? "aligned" : "any") << "\n";
-  s << scalar_kit_text() << "\n" << math_text() << "\n";
+  s << "#define EW_HOST_DEVICE __device__\n" << float16_bits_text() << "\n" << scalar_kit_text() << "\n" << math_text() << "\n";
   std::string prelude = skeleton_prelude;
   replace_all(prelude, "@INPUTS@", std::to_string(max_expr_inputs));
   replace_all(prelude, "@OUTPUTS@", std::to_string(max_expr_outputs));
@@ -238,11 +306,11 @@ ExprKernelSource generate_expr_kernel(const Program& p, ExprAlignment alignment)
     << "  wait_for_previous_grid();\n";
   for (int k = 0; k < p.input_slots; ++k)
     if (p.input_read[k])
-      s << "  const " << type_name(p.input_dtype[k]) << "* in" << k << " = static_cast<const "
-        << type_name(p.input_dtype[k]) << "*>(p.in[" << k << "]);\n";
+      s << "  const " << storage_name(p.input_dtype[k]) << "* in" << k << " = static_cast<const "
+        << storage_name(p.input_dtype[k]) << "*>(p.in[" << k << "]);\n";
   for (std::size_t k = 0; k < outputs; ++k)
-    s << "  " << type_name(p.output_dtype(int(k))) << "* out" << k << " = static_cast<"
-      << type_name(p.output_dtype(int(k))) << "*>(p.out[" << k << "]);\n";
+    s << "  " << storage_name(p.output_dtype(int(k))) << "* out" << k << " = static_cast<"
+      << storage_name(p.output_dtype(int(k))) << "*>(p.out[" << k << "]);\n";
 
   // One element at index i, read straight from memory (head and tail).
   std::ostringstream one;
@@ -259,7 +327,7 @@ ExprKernelSource generate_expr_kernel(const Program& p, ExprAlignment alignment)
   // is read before any output is written, so an output that is an input is safe.
   s << "  for (u64 first = thread; first < p.groups; first += threads * U) {\n";
   for (int k = 0; k < p.input_slots; ++k)
-    if (p.input_read[k]) s << "    " << type_name(p.input_dtype[k]) << " x" << k << "[U][G];\n";
+    if (p.input_read[k]) s << "    " << storage_name(p.input_dtype[k]) << " x" << k << "[U][G];\n";
   s << "#pragma unroll\n"
     << "    for (int u = 0; u < U; ++u) {\n"
     << "      const u64 v = first + u * threads;\n"
@@ -273,7 +341,7 @@ ExprKernelSource generate_expr_kernel(const Program& p, ExprAlignment alignment)
     << "      const u64 v = first + u * threads;\n"
     << "      if (v < p.groups) {\n"
     << "        const u64 i = p.head + v * G;\n";
-  for (std::size_t k = 0; k < outputs; ++k) s << "        " << type_name(p.output_dtype(int(k))) << " y" << k << "[G];\n";
+  for (std::size_t k = 0; k < outputs; ++k) s << "        " << storage_name(p.output_dtype(int(k))) << " y" << k << "[G];\n";
   s << "#pragma unroll\n"
     << "        for (int e = 0; e < G; ++e) element(p";
   for (int k = 0; k < p.input_slots; ++k)
@@ -305,11 +373,11 @@ ExprKernelSource generate_expr_kernel(const Program& p, ExprAlignment alignment)
       << "  wait_for_previous_grid();\n";
     for (int k = 0; k < p.input_slots; ++k)
       if (p.input_read[k])
-        s << "  const " << type_name(p.input_dtype[k]) << "* in" << k << " = static_cast<const "
-          << type_name(p.input_dtype[k]) << "*>(p.in[" << k << "]);\n";
+        s << "  const " << storage_name(p.input_dtype[k]) << "* in" << k << " = static_cast<const "
+          << storage_name(p.input_dtype[k]) << "*>(p.in[" << k << "]);\n";
     for (std::size_t k = 0; k < outputs; ++k)
-      s << "  " << type_name(p.output_dtype(int(k))) << "* out" << k << " = static_cast<"
-        << type_name(p.output_dtype(int(k))) << "*>(p.out[" << k << "]);\n";
+      s << "  " << storage_name(p.output_dtype(int(k))) << "* out" << k << " = static_cast<"
+        << storage_name(p.output_dtype(int(k))) << "*>(p.out[" << k << "]);\n";
     s << "  {\n    const u64 thread = u64(blockIdx.x) * " << kExprThreads << " + threadIdx.x;\n"
       << "    if (thread < p.head) { const u64 i = thread; " << one.str() << " }\n"
       << "    if (thread < p.tail) { const u64 i = p.head + p.groups * G + thread; " << one.str() << " }\n  }\n"
@@ -326,8 +394,8 @@ ExprKernelSource generate_expr_kernel(const Program& p, ExprAlignment alignment)
     for (int k = 0; k < p.input_slots; ++k) {
       if (!p.input_read[k]) continue;
       const std::string off = "unsigned(tile) * G * " + std::to_string(offset_elements_bytes);
-      tiles << "  const " << type_name(p.input_dtype[k]) << "* t" << k << " = reinterpret_cast<const "
-            << type_name(p.input_dtype[k]) << "*>(shared + " << off << ");\n";
+      tiles << "  const " << storage_name(p.input_dtype[k]) << "* t" << k << " = reinterpret_cast<const "
+            << storage_name(p.input_dtype[k]) << "*>(shared + " << off << ");\n";
       loads << "    asm volatile(\"cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\" "
                ":: \"r\"(base + "
             << off << "), \"l\"(in" << k << " + p.head + first * G), \"r\"(elements * " << bytes_of(p.input_dtype[k])

@@ -7,10 +7,13 @@
 // each thread keeps `unroll` groups of 16-byte vectors per input in flight before the
 // first use, groups a whole grid apart, 64-bit indices; elements before output 0's first
 // 16-byte boundary (the head) and after the last whole group (the tail) are done one at
-// a time. A group is 4 elements when any operand is float (one float4, two double2), else
-// 2 (one double2). Every node rounds as the scalar reference does (element_eval.hpp):
-// the arithmetic goes through the CUDA kit of ew/detail/scalar_kit.hpp (round-to-nearest
-// intrinsics that are never contracted) and ew/detail/math.hpp, pasted in as text.
+// a time. A group is one 16-byte move of the narrowest operand: 8 elements when any
+// operand is 16-bit (one uint4 of halves, two float4, four double2), else 4 when any is
+// float, else 2 (one double2). Every node rounds as the scalar reference does
+// (element_eval.hpp): the arithmetic goes through the CUDA kit of ew/detail/scalar_kit.hpp
+// (round-to-nearest intrinsics that are never contracted) and ew/detail/math.hpp, pasted
+// in as text; 16-bit data is widened when read and rounded when stored (or cast) by the
+// conversions of ew/detail/float16_bits.hpp, pasted in too, and computed in float.
 #include <cstddef>
 #include <cstdint>
 #include <string>

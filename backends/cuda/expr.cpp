@@ -99,11 +99,11 @@ void ExprRunner::run(const ExprCall& c, cudaStream_t stream) {
   bool staged = false;
   for (int k = 0; k < inputs; ++k)
     if (p.input_read[k]) {
-      args.in[k] = c.inputs[k], in_size[k] = p.input_dtype[k] == DType::f32 ? 4 : 8;
+      args.in[k] = c.inputs[k], in_size[k] = static_cast<int>(size_of(p.input_dtype[k]));
       staged = staged || host_resident(c.input_space[k]);
     }
   for (int k = 0; k < outputs; ++k) {
-    args.out[k] = c.outputs[k], out_size[k] = p.output_dtype(k) == DType::f32 ? 4 : 8;
+    args.out[k] = c.outputs[k], out_size[k] = static_cast<int>(size_of(p.output_dtype(k)));
     staged = staged || host_resident(c.output_space[k]);
   }
   for (int k = 0; k < p.param_slots; ++k) args.param[k] = c.params[k];

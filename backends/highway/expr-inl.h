@@ -19,6 +19,11 @@
 // library's exp, log, tanh, sigmoid, min, max and round on that kit, and exact conversions
 // (Highway's emulated f64 -> f32 DemoteTo clamps to +-FLT_MAX, so those targets convert
 // lane by lane as static_cast does).
+//
+// 16-bit data (f16, bf16) is computed in f32 (program.hpp): an input is widened once per
+// block into its register by a step of its own, a cast to a 16-bit type rounds in f32
+// registers, and a 16-bit output is rounded as it is stored, all with the vector
+// conversions of float16-inl.h (the ones the fixed ops and ew::convert use).
 
 // Per-target include guard, as Highway's skeleton-inl.h.
 #if defined(EW_HIGHWAY_EXPR_INL_H_) == defined(HWY_TARGET_TOGGLE)
@@ -41,6 +46,7 @@
 #include "ew_internal/element_eval.hpp"
 #include "ew_internal/program.hpp"
 #include "expr.hpp"
+#include "float16-inl.h"
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"
 #include "math_kit-inl.h"
@@ -65,7 +71,7 @@ struct Source {
   enum Kind : std::uint8_t { kUniform, kInput, kRegister };
   Kind kind;
   std::uint16_t index;  // input slot or register
-  Value value;          // kUniform, in the instruction's dtype
+  Value value;          // kUniform, in the instruction's compute dtype
 };
 
 // One block as the steps see it.
@@ -92,7 +98,7 @@ struct Step {
 };
 
 struct Output {
-  DType dtype;
+  DType dtype;  // storage: a 16-bit output's source holds f32 values, rounded as stored
   Source src;
   char* data;
   bool stream;  // non-temporal stores where the block's address is vector-aligned
@@ -285,6 +291,36 @@ void RunConvert(const Step& s, const Block& b) {
   }
 }
 
+// A 16-bit input's block widened into its register (exact; a NaN made quiet).
+template <class T16>
+void RunWiden(const Step& s, const Block& b) {
+  const hn::ScalableTag<float> df;
+  const hn::Rebind<uint16_t, decltype(df)> d16;
+  const std::size_t N = hn::Lanes(df);
+  const uint16_t* a = reinterpret_cast<const uint16_t*>(b.in[s.src[0].index]);
+  float* HWY_RESTRICT out = RegisterAddress<float>(s.dst, b);
+  for (std::size_t i = 0; i < b.count; i += N) hn::Store(Widen16<T16>(df, hn::LoadU(d16, a + i)), df, out + i);
+}
+
+// A cast to a 16-bit type: f32 values rounded once to it, kept as the f32 values they are.
+template <class T16>
+void RunRound16(const Step& s, const Block& b) {
+  const hn::ScalableTag<float> df;
+  const std::size_t N = hn::Lanes(df);
+  const float* a = Address<float>(s.src[0], b);
+  float* HWY_RESTRICT out = RegisterAddress<float>(s.dst, b);
+  for (std::size_t i = 0; i < b.count; i += N) hn::Store(Widen16<T16>(df, Narrow16<T16>(df, hn::LoadU(df, a + i))), df, out + i);
+}
+
+// The same from f64: rounded once, straight from the double (through f32 it could round
+// twice), lane by lane with the library's own conversion: a cast, not a stream.
+template <class T16>
+void RunRound16FromF64(const Step& s, const Block& b) {
+  const double* a = Address<double>(s.src[0], b);
+  float* HWY_RESTRICT out = RegisterAddress<float>(s.dst, b);
+  for (std::size_t i = 0; i < b.count; ++i) out[i] = static_cast<float>(T16(a[i]));
+}
+
 // select with a condition of the other dtype: only its being != 0 matters, decided in its
 // own dtype (a tiny f64 is not zero, though it would demote to 0).
 template <class TValue, unsigned kUniform>
@@ -368,28 +404,24 @@ StepFunction MixedSelectStep(unsigned uniform) {
 // The reference's value of an instruction whose operands are all uniform (eval_element).
 inline Value Fold(const Program& p, const Instr& in, const Source* sources) {
   Value r{};
-  const bool f32 = in.dtype == DType::f32;
   const int arity = OperandCount(in.op);
   Value v[3]{};
   for (int a = 0; a < arity; ++a) v[a] = sources[in.arg[a]].value;
   if (in.op == Opcode::cast) {
-    const DType from = p.code[in.arg[0]].dtype;
-    if (f32) r.f = from == DType::f32 ? v[0].f : static_cast<float>(v[0].d);
-    else r.d = from == DType::f64 ? v[0].d : static_cast<double>(v[0].f);
+    r = cast_value(in.dtype, p.code[in.arg[0]].dtype, v[0]);
   } else if (in.op == Opcode::select) {
     r = as_double(v[0], p.code[in.arg[0]].dtype) != 0.0 ? v[1] : v[2];
-  } else if (f32) {
-    r.f = apply_instr<float>(in.op, v[0].f, v[1].f, v[2].f);
-  } else {
+  } else if (in.dtype == DType::f64) {
     r.d = apply_instr<double>(in.op, v[0].d, v[1].d, v[2].d);
+  } else {
+    r.f = apply_instr<float>(in.op, v[0].f, v[1].f, v[2].f);
   }
   return r;
 }
 
 inline Source Uniform(const Instr& in, double value) {
   Source s{};
-  if (in.dtype == DType::f32) s.value.f = static_cast<float>(value);
-  else s.value.d = value;
+  s.value = uniform_value(in.dtype, value);
   return s;
 }
 
@@ -403,8 +435,8 @@ inline Source Register(std::uint16_t reg) {
 // A copy of `from` (one dtype) into register `reg`.
 inline Step CopyStep(DType dtype, const Source& from, std::uint16_t reg) {
   Step s{};
-  s.run = dtype == DType::f32 ? SameTypeStep<Opcode::cast, hn::ScalableTag<float>>(6)
-                              : SameTypeStep<Opcode::cast, hn::ScalableTag<double>>(6);
+  s.run = compute_dtype(dtype) == DType::f32 ? SameTypeStep<Opcode::cast, hn::ScalableTag<float>>(6)
+                                             : SameTypeStep<Opcode::cast, hn::ScalableTag<double>>(6);
   s.dst = reg;
   s.output = -1;
   s.can_store_output = true;
@@ -418,7 +450,7 @@ inline Step CopyStep(DType dtype, const Source& from, std::uint16_t reg) {
 // or input-copying output reading an input that the output overwrites.
 inline void StoreStraight(const ExprCall& call, Plan& plan, int k) {
   Output& o = plan.out[k];
-  if (o.src.kind != Source::kRegister) return;
+  if (o.src.kind != Source::kRegister || is_storage16(o.dtype)) return;  // 16-bit: rounded by StoreOutput16
   const std::uint16_t reg = o.src.index;
   int writer = plan.step_count - 1;
   while (writer >= 0 && plan.steps[writer].dst != reg) --writer;
@@ -460,6 +492,15 @@ inline void Decode(const ExprCall& call, std::size_t streaming_bytes, std::size_
     if (in.op == Opcode::input) {
       s.kind = Source::kInput;
       s.index = in.slot;
+      if (is_storage16(in.dtype)) {  // widened into its register; steps read that
+        Step widen{};
+        widen.run = in.dtype == DType::f16 ? &RunWiden<half> : &RunWiden<bfloat16>;
+        widen.dst = in.reg;
+        widen.output = -1;
+        widen.src[0] = s;
+        plan.steps[plan.step_count++] = widen;
+        s = Register(in.reg);
+      }
       continue;
     }
     if (in.op == Opcode::param) {
@@ -478,11 +519,14 @@ inline void Decode(const ExprCall& call, std::size_t streaming_bytes, std::size_
       s.value = Fold(p, in, src);
       continue;
     }
-    // A uniform condition picks one operand; a cast within one dtype is that operand. An
-    // input or a uniform is then used where it is; a register is copied, since the plan
-    // frees a register after its own readers, not after those of an alias.
+    // A uniform condition picks one operand; a cast within one compute dtype is that
+    // operand, unless it rounds to 16 bits. An input or a uniform is then used where it
+    // is; a register is copied, since the plan frees a register after its own readers,
+    // not after those of an alias.
+    const DType a_dtype = p.code[in.arg[0]].dtype;
     const bool pick = in.op == Opcode::select && (uniform & 1);
-    if (pick || (in.op == Opcode::cast && p.code[in.arg[0]].dtype == in.dtype)) {
+    const bool same = in.op == Opcode::cast && compute_dtype(a_dtype) == compute_dtype(in.dtype) && !is_storage16(in.dtype);
+    if (pick || same) {
       const Source& same =
           pick ? src[in.arg[as_double(src[in.arg[0]].value, p.code[in.arg[0]].dtype) != 0.0 ? 1 : 2]] : src[in.arg[0]];
       if (same.kind == Source::kRegister) {
@@ -494,9 +538,14 @@ inline void Decode(const ExprCall& call, std::size_t streaming_bytes, std::size_
       continue;
     }
     Step step{};
-    const bool f32 = in.dtype == DType::f32;
-    if (in.op == Opcode::cast) step.run = f32 ? &RunConvert<true> : &RunConvert<false>;
-    else if (in.op == Opcode::select && p.code[in.arg[0]].dtype != in.dtype)
+    const bool f32 = compute_dtype(in.dtype) == DType::f32;
+    const bool mixed_select = in.op == Opcode::select && compute_dtype(a_dtype) != compute_dtype(in.dtype);
+    if (in.op == Opcode::cast && is_storage16(in.dtype)) {
+      const bool from_f64 = a_dtype == DType::f64;
+      if (in.dtype == DType::f16) step.run = from_f64 ? &RunRound16FromF64<half> : &RunRound16<half>;
+      else step.run = from_f64 ? &RunRound16FromF64<bfloat16> : &RunRound16<bfloat16>;
+    } else if (in.op == Opcode::cast) step.run = f32 ? &RunConvert<true> : &RunConvert<false>;
+    else if (mixed_select)
       step.run = f32 ? MixedSelectStep<float>(uniform) : MixedSelectStep<double>(uniform);
     else if ((in.op == Opcode::min || in.op == Opcode::max) && (uniform == 5 || uniform == 6) &&
              !std::isnan(as_double(src[in.arg[uniform == 5 ? 0 : 1]].value, in.dtype)))
@@ -507,7 +556,7 @@ inline void Decode(const ExprCall& call, std::size_t streaming_bytes, std::size_
                      : SameTypeStep<hn::ScalableTag<double>>(in.op, uniform);
     step.dst = in.reg;
     step.output = -1;
-    step.can_store_output = in.op != Opcode::cast && !(in.op == Opcode::select && p.code[in.arg[0]].dtype != in.dtype);
+    step.can_store_output = in.op != Opcode::cast && !mixed_select;
     for (int a = 0; a < arity; ++a) step.src[a] = src[in.arg[a]];
     plan.steps[plan.step_count++] = step;
     s = Register(in.reg);
@@ -585,9 +634,14 @@ class Workspace {
   std::size_t bytes_ = 0;
 };
 
+// The bytes of a whole vector of an output's elements (16-bit ones stored as whole vectors
+// of uint16_t, two f32 vectors each).
 inline std::size_t VectorBytes(DType t) {
-  return t == DType::f32 ? hn::Lanes(hn::ScalableTag<float>()) * sizeof(float)
-                         : hn::Lanes(hn::ScalableTag<double>()) * sizeof(double);
+  switch (t) {
+    case DType::f32: return hn::Lanes(hn::ScalableTag<float>()) * sizeof(float);
+    case DType::f64: return hn::Lanes(hn::ScalableTag<double>()) * sizeof(double);
+    default: return hn::Lanes(hn::ScalableTag<uint16_t>()) * sizeof(uint16_t);
+  }
 }
 
 template <class T>
@@ -613,6 +667,46 @@ void StoreOutput(const Output& o, const Block& b, std::size_t start, std::size_t
       for (std::size_t i = 0; i < full; i += N) hn::StoreU(hn::LoadU(d, src + i), d, dst + i);
     if (full < len) std::memcpy(dst + full, src + full, (len - full) * sizeof(T));
   }
+}
+
+// A 16-bit output: its f32 values rounded once as they are stored; two f32 vectors make a
+// whole vector of 16-bit lanes (streamed where aligned), a last single f32 vector a half
+// one, and a padded block's few elements go one by one.
+template <class T16>
+void StoreOutput16(const Output& o, const Block& b, std::size_t start, std::size_t len) {
+  const hn::ScalableTag<float> df;
+  const hn::Rebind<uint16_t, decltype(df)> dh;
+  const std::size_t N = hn::Lanes(df);
+  uint16_t* HWY_RESTRICT dst = reinterpret_cast<uint16_t*>(o.data) + start;
+  std::size_t i = 0;
+  if (o.src.kind == Source::kUniform) {
+    const uint16_t bits = T16(UniformValue<float>(o.src)).bits;
+#if HWY_TARGET != HWY_SCALAR
+    const hn::ScalableTag<uint16_t> d16;
+    const bool stream = o.stream && reinterpret_cast<std::uintptr_t>(dst) % VectorBytes(o.dtype) == 0;
+    const auto v = hn::Set(d16, bits);
+    if (stream)
+      for (; i + 2 * N <= len; i += 2 * N) hn::Stream(v, d16, dst + i);
+    else
+      for (; i + 2 * N <= len; i += 2 * N) hn::StoreU(v, d16, dst + i);
+#endif
+    for (; i < len; ++i) dst[i] = bits;
+    return;
+  }
+  const float* src = Address<float>(o.src, b);
+#if HWY_TARGET != HWY_SCALAR
+  const hn::ScalableTag<uint16_t> d16;
+  const bool stream = o.stream && reinterpret_cast<std::uintptr_t>(dst) % VectorBytes(o.dtype) == 0;
+  const auto pair = [&](std::size_t j) HWY_ATTR {
+    return hn::Combine(d16, Narrow16<T16>(df, hn::LoadU(df, src + j + N)), Narrow16<T16>(df, hn::LoadU(df, src + j)));
+  };
+  if (stream)
+    for (; i + 2 * N <= len; i += 2 * N) hn::Stream(pair(i), d16, dst + i);
+  else
+    for (; i + 2 * N <= len; i += 2 * N) hn::StoreU(pair(i), d16, dst + i);
+#endif
+  for (; i + N <= len; i += N) hn::StoreU(Narrow16<T16>(df, hn::LoadU(df, src + i)), dh, dst + i);
+  for (; i < len; ++i) dst[i] = T16(src[i]).bits;
 }
 
 // Elements [start, start + len): len <= plan.block and a multiple of the f32 lanes (a
@@ -652,8 +746,12 @@ inline void RunBlock(const Plan& plan, Block& b, char* staging, std::size_t star
   for (int k = 0; k < plan.step_count; ++k) plan.steps[k].run(plan.steps[k], b);
   for (int k = 0; k < plan.outputs; ++k) {
     if (plan.out[k].direct && !staged) continue;
-    if (plan.out[k].dtype == DType::f32) StoreOutput<float>(plan.out[k], b, start, len);
-    else StoreOutput<double>(plan.out[k], b, start, len);
+    switch (plan.out[k].dtype) {
+      case DType::f32: StoreOutput<float>(plan.out[k], b, start, len); break;
+      case DType::f64: StoreOutput<double>(plan.out[k], b, start, len); break;
+      case DType::f16: StoreOutput16<half>(plan.out[k], b, start, len); break;
+      case DType::bf16: StoreOutput16<bfloat16>(plan.out[k], b, start, len); break;
+    }
   }
 }
 
@@ -678,10 +776,12 @@ inline bool RunPiece(const Plan& plan, std::size_t begin, std::size_t end) {
   if (end - begin > plan.block) {
     const std::size_t element = size_of(plan.out[0].dtype), vector_bytes = VectorBytes(plan.out[0].dtype);
     const std::size_t misalignment = reinterpret_cast<std::uintptr_t>(plan.out[0].data + begin * element) % vector_bytes;
-    if (misalignment) {
-      const std::size_t head = (vector_bytes - misalignment) / element;  // below the f32 lanes
-      RunBlock(plan, b, staging, i, head);
-      i += head;
+    // Below the f32 lanes, except for a 16-bit output (up to twice that): whole f32
+    // vectors first, then the padded rest.
+    for (std::size_t head = misalignment ? (vector_bytes - misalignment) / element : 0; head > 0;) {
+      const std::size_t part = head >= lanes ? head / lanes * lanes : head;
+      RunBlock(plan, b, staging, i, part);
+      i += part, head -= part;
     }
   }
   for (; end - i >= plan.block; i += plan.block) RunBlock(plan, b, staging, i, plan.block);

@@ -6,7 +6,7 @@
 // values still live: a short register file per thread.
 //
 // Three shapes, chosen per call:
-//   lanes    every value of one dtype, up to `inline_instructions` instructions and
+//   lanes    every value of one dtype, f32 or f64, up to `inline_instructions` instructions and
 //            `inline_registers` registers (the common case): each thread takes groups of
 //            16 bytes per operand (4 floats or 2 doubles; two groups while 8 registers
 //            suffice) and runs every instruction on all their elements at once, decoded
@@ -14,7 +14,8 @@
 //            aligned at the head), the register file in registers (constant indices
 //            through switches), the next iterations' inputs prefetched to L2, a
 //            grid-stride loop with 64-bit indices.
-//   inline   other programs of that size (mixed dtypes): one element per thread, the
+//   inline   other programs of that size (mixed dtypes, 16-bit data: widened when read,
+//            rounded when stored, as element_eval.hpp does): one element per thread, the
 //            program in the functor, the register file a small array indexed by register
 //            number (local memory on Cuda).
 //   general  anything larger (up to max_expr_nodes instructions, any number of live
@@ -153,40 +154,25 @@ KOKKOS_INLINE_FUNCTION void walk(const DeviceInstr* code, int count, const std::
                                  void* const* out, std::size_t i, Registers r) {
   for (int k = 0; k < count; ++k) {
     const DeviceInstr& in = code[k];
-    const bool f32 = in.dtype == DType::f32;
     Value& d = r(in.dst);
     switch (in.op) {
-      case Opcode::input:
-        if (f32) d.f = static_cast<const float*>(inputs[in.a])[i];
-        else d.d = static_cast<const double*>(inputs[in.a])[i];
-        break;
-      case Opcode::constant:
-        if (f32) d.f = static_cast<float>(in.value);
-        else d.d = in.value;
-        break;
-      case Opcode::cast: {
-        const Value a = r(in.a);
-        const bool from_f32 = in.arg_dtype == DType::f32;
-        if (f32) d.f = from_f32 ? a.f : static_cast<float>(a.d);
-        else d.d = from_f32 ? static_cast<double>(a.f) : a.d;
-        break;
-      }
+      case Opcode::input: d = load_value(in.dtype, inputs[in.a], i); break;  // 16-bit: widened
+      case Opcode::constant: d = uniform_value(in.dtype, in.value); break;
+      case Opcode::cast: d = cast_value(in.dtype, in.arg_dtype, r(in.a)); break;
       case Opcode::select: {
         const bool take = as_double(r(in.a), in.arg_dtype) != 0.0;  // NaN != 0: true
         d = take ? r(in.b) : r(in.c);
         break;
       }
-      default:
-        if (f32) d.f = arithmetic<float>(in.op, r(in.a).f, r(in.b).f, r(in.c).f);
-        else d.d = arithmetic<double>(in.op, r(in.a).d, r(in.b).d, r(in.c).d);
+      default:  // in the compute dtype: float for f32 and the 16-bit types
+        if (in.dtype == DType::f64) d.d = arithmetic<double>(in.op, r(in.a).d, r(in.b).d, r(in.c).d);
+        else d.f = arithmetic<float>(in.op, r(in.a).f, r(in.b).f, r(in.c).f);
     }
   }
   // Stores last: every value of this element is computed, so an output written in place
-  // over an input of another output cannot change what that output reads.
-  for (int k = 0; k < outputs; ++k) {
-    if (out_dtype[k] == DType::f32) static_cast<float*>(out[k])[i] = r(out_reg[k]).f;
-    else static_cast<double*>(out[k])[i] = r(out_reg[k]).d;
-  }
+  // over an input of another output cannot change what that output reads. A 16-bit
+  // output rounds here.
+  for (int k = 0; k < outputs; ++k) store_value(out_dtype[k], out[k], i, r(out_reg[k]));
 }
 
 struct LocalRegisters {

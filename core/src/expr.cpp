@@ -13,6 +13,7 @@
 
 #include "ew/error.hpp"
 #include "ew/expr.hpp"
+#include "ew_internal/element_eval.hpp"
 #include "ew_internal/program.hpp"
 
 namespace ew {
@@ -43,7 +44,18 @@ const NodePtr& need(const Expr& e, const char* what) {
   return e.node();
 }
 
-double round_to(DType d, double v) { return d == DType::f32 ? static_cast<double>(static_cast<float>(v)) : v; }
+// A number as a node of dtype d holds it: rounded to d's compute dtype (f32 for the 16-bit
+// types, as inductor keeps a Python scalar met by half data in the f32 "opmath" type).
+double round_to(DType d, double v) {
+  return compute_dtype(d) == DType::f32 ? static_cast<double>(static_cast<float>(v)) : v;
+}
+
+// A number rounded once to d's storage (an explicit cast): from double straight to 16 bits.
+double round_to_storage(DType d, double v) {
+  if (d == DType::f16) return static_cast<double>(static_cast<float>(half(v)));
+  if (d == DType::bf16) return static_cast<double>(static_cast<float>(bfloat16(v)));
+  return round_to(d, v);
+}
 
 // Refusing depth here, where the graph is built, keeps compiling, printing and destroying
 // an expression (all recursive) within a bounded stack.
@@ -61,18 +73,21 @@ NodePtr make(Opcode op, DType dtype, bool weak, NodePtr a = {}, NodePtr b = {}, 
 }
 
 void need_dtype(DType d, const char* what) {
-  if (is_storage16(d))
-    throw Error(Errc::unsupported, std::string(what) + ": expressions take f32 and f64 data, not " + to_string(d) +
-                                       " yet (convert it with ew::convert)");
-  if (d != DType::f32 && d != DType::f64)
+  if (d != DType::f32 && d != DType::f64 && d != DType::f16 && d != DType::bf16)
     throw Error(Errc::invalid_argument, std::string(what) + ": dtype " + std::to_string(static_cast<int>(d)) +
-                                            " is not a DType (f32 or f64)");
+                                            " is not a DType (f32, f64, f16 or bf16)");
 }
 
-DType wider(DType a, DType b) { return (a == DType::f64 || b == DType::f64) ? DType::f64 : DType::f32; }
+// Promotion of two typed operands (torch's): a dtype with itself stays; f64 wins; f32 over
+// a 16-bit type; f16 with bf16 meet in f32, which holds both exactly.
+DType wider(DType a, DType b) {
+  if (a == b) return a;
+  if (a == DType::f64 || b == DType::f64) return DType::f64;
+  return DType::f32;
+}
 
-// The dtype arithmetic on these operands computes in: typed operands decide, the widest
-// wins; weak numbers follow. All weak: stays weak (f64).
+// The dtype arithmetic on these operands computes in: typed operands decide by promotion;
+// weak numbers follow. All weak: stays weak (f64).
 std::pair<DType, bool> common_type(std::initializer_list<const ExprNode*> operands) {
   bool any_typed = false;
   DType d = DType::f32;
@@ -81,13 +96,26 @@ std::pair<DType, bool> common_type(std::initializer_list<const ExprNode*> operan
   return any_typed ? std::make_pair(d, false) : std::make_pair(DType::f64, true);
 }
 
+// The f64 value of an expression of numbers only (weak: no input, param or cast in it),
+// as the reference would compute it.
+double weak_value(const ExprNode* n) {
+  double v[3] = {0, 0, 0};
+  for (int k = 0; k < arity(n->op); ++k) v[k] = weak_value(n->arg[k].get());
+  if (n->op == Opcode::constant) return n->value;
+  if (n->op == Opcode::select) return v[0] != 0.0 ? v[1] : v[2];
+  return apply_instr<double>(n->op, v[0], v[1], v[2]);
+}
+
 // An operand brought to `to`: weak numbers are re-made in that dtype (rounded once);
-// typed operands of another dtype get an explicit cast node.
+// typed operands of another dtype get an explicit cast node. An expression of numbers
+// meeting a 16-bit operand becomes its value rounded to f32, as a number does (a cast
+// node would round it to 16 bits).
 NodePtr convert(const NodePtr& n, DType to) {
   if (n->dtype == to) return n;
-  if (n->weak && n->op == Opcode::constant) {
+  const bool number = n->weak && (n->op == Opcode::constant || is_storage16(to));
+  if (number) {
     auto c = make(Opcode::constant, to, false);
-    std::const_pointer_cast<ExprNode>(c)->value = round_to(to, n->value);
+    std::const_pointer_cast<ExprNode>(c)->value = round_to(to, n->op == Opcode::constant ? n->value : weak_value(n.get()));
     return c;
   }
   return make(Opcode::cast, to, false, n);
@@ -194,8 +222,9 @@ class Compiler {
   }
 
   // Linear scan: a register is free again after the last instruction that reads it.
-  // Inputs need none (evaluators read memory); params and constants keep theirs for the
-  // whole call (filled once per call); outputs keep theirs until the block is stored.
+  // f32 and f64 inputs need none (evaluators read memory), 16-bit ones hold their block
+  // widened; params and constants keep theirs for the whole call (filled once per call);
+  // outputs keep theirs until the block is stored.
   void plan_registers() {
     const std::size_t count = p_.code.size();
     std::vector<std::size_t> last_use(count, 0);
@@ -209,7 +238,7 @@ class Compiler {
     int next = 0;
     for (std::size_t i = 0; i < count; ++i) {
       Instr& in = p_.code[i];
-      if (in.op == Opcode::input) {
+      if (in.op == Opcode::input && !is_storage16(in.dtype)) {
         in.reg = 0xffff;
         continue;
       }
@@ -284,14 +313,27 @@ Expr leaf(Opcode op, int k, DType dtype, int limit, const char* what) {
 Expr input(int k, DType dtype) { return leaf(Opcode::input, k, dtype, max_expr_inputs, "ew::input"); }
 Expr param(int k, DType dtype) { return leaf(Opcode::param, k, dtype, max_expr_params, "ew::param"); }
 
-// A cast number is typed: cast<double>(0.1) widens an f32 operand as an f64 input would.
+// A cast number is typed: cast<double>(0.1) widens an f32 operand as an f64 input would;
+// cast<half>(0.1) is 0.1 rounded once to f16.
+// A cast to a 16-bit type rounds (the only place besides an output's store that does):
+// a node of that dtype holds an f32 value that need not be representable, so the cast
+// stays unless the value is one already (an input, a param or a cast of that dtype).
 Expr cast(const Expr& e, DType to) {
   const auto& x = detail::need(e, "ew::cast");
   detail::need_dtype(to, "ew::cast");
-  if (x->weak && x->dtype == to) {
+  if (x->weak && x->op == Opcode::constant) {
+    auto typed = detail::make(Opcode::constant, to, false);
+    std::const_pointer_cast<detail::ExprNode>(typed)->value = detail::round_to_storage(to, x->value);
+    return Expr(std::move(typed));
+  }
+  if (x->weak && x->dtype == to) {  // numbers combined (f64): now typed
     auto typed = std::make_shared<detail::ExprNode>(*x);
     typed->weak = false;
     return Expr(std::move(typed));
+  }
+  if (is_storage16(to)) {
+    const bool representable = x->dtype == to && (x->op == Opcode::input || x->op == Opcode::param || x->op == Opcode::cast);
+    return representable ? e : Expr(detail::make(Opcode::cast, to, false, x));
   }
   return Expr(detail::convert(x, to));
 }

@@ -102,8 +102,16 @@ void Kernel::run(Context& ctx, const InputArray* inputs, std::size_t input_count
     call.inputs[k] = inputs[k].data;
     call.input_space[k] = detail::check_memory_space(ctx, call_name, input_names[k], inputs[k].data, inputs[k].space);
   }
-  for (std::size_t k = 0; k < param_count; ++k)
-    call.params[k] = p.param_dtype[k] == DType::f32 ? static_cast<double>(static_cast<float>(params[k])) : params[k];
+  // Each param rounded once to its dtype (f64 -> f16 straight, not through f32).
+  for (std::size_t k = 0; k < param_count; ++k) {
+    const double v = params[k];
+    switch (p.param_dtype[k]) {
+      case DType::f32: call.params[k] = static_cast<double>(static_cast<float>(v)); break;
+      case DType::f16: call.params[k] = static_cast<double>(static_cast<float>(half(v))); break;
+      case DType::bf16: call.params[k] = static_cast<double>(static_cast<float>(bfloat16(v))); break;
+      case DType::f64: call.params[k] = v; break;
+    }
+  }
   try {
     backend.run_expr(call);
   } catch (const Error& e) {

@@ -1,5 +1,5 @@
 // Expressions on cuda without a GPU: the generated source of every opcode, of dtype
-// mixes, of several outputs and of random expressions (tests/expr's generator) compiles
+// mixes (16-bit data included), of several outputs and of random expressions (tests/expr's generator) compiles
 // with NVRTC itself to a cubin for sm_90 (compiling needs no GPU); the disk cache (miss,
 // hit, corrupt and foreign files, two processes writing at once); a missing NVRTC and a
 // compile error give their clear errors. Runs where NVRTC can be loaded (CI has the
@@ -91,6 +91,45 @@ TEST(CudaExprCodegen, DtypeMixesAndEightOutputsCompile) {
   // No input at all: the kernel writes a param everywhere.
   const std::string no_inputs = compile_both(compile({param(0, DType::f32) * 2.0f}));
   EXPECT_TRUE(no_inputs.empty()) << no_inputs;
+}
+
+// 16-bit data: every opcode on f16 and on bf16 nodes (computed in float), casts to and
+// from both types (from f64 straight), 16-bit params, and kernels that read one storage
+// type and write another; groups of 8 elements, moved as one 16-byte uint4 per operand.
+TEST(CudaExprCodegen, SixteenBitKernelsCompile) {
+  EW_NEED_NVRTC();
+  for (DType t : storage16_dtypes) {
+    const Expr x = input(0, t), y = input(1, t), z = input(2, t), s = param(0, t);
+    const DType other = t == DType::f16 ? DType::bf16 : DType::f16;
+    const std::vector<Expr> outputs = {
+        -x + ew::abs(y) * ew::sqrt(z) - ew::floor(x) / ew::ceil(y) + ew::trunc(z) + ew::round(x),
+        ew::exp(x) + ew::log(y) + ew::tanh(z) + ew::sigmoid(s),
+        ew::min(x, y) + ew::max(y, z) + (x < y) + (x <= y) + (x > y) + (x >= y) + (x == y) + (x != y),
+        ew::fma(x, y, z) + ew::select(x - y, s, Expr(2.5)) + cast(input(3, DType::f64), t) * 0.5,
+        cast<float>(x) * cast<float>(cast(x * y, t)) + cast<float>(input(4, other)),
+        cast(input(5, DType::f32) * 3, t) + cast(cast<double>(x), t),
+        cast(x * input(4, other), other),
+    };
+    const Kernel k = compile(outputs);
+    std::set<std::string> ops;
+    for (const Instr& in : k.program().code) ops.insert(to_string(in.op));
+    EXPECT_EQ(ops.size(), static_cast<std::size_t>(opcode_count)) << k.str();
+    EXPECT_EQ(expr_group(k.program()), 8);
+    const std::string error = compile_both(k);
+    EXPECT_TRUE(error.empty()) << error;
+    const std::string text = generate_expr_kernel(k.program(), ExprAlignment::aligned).text;
+    EXPECT_NE(text.find("load<G>(x0[u], in0 + i, true)"), std::string::npos) << "16-byte loads of 8 halves";
+    EXPECT_NE(text.find("ew_from_float_" + std::string(to_string(t))), std::string::npos);
+    EXPECT_NE(text.find("ew_from_double_" + std::string(to_string(t))), std::string::npos) << "f64 rounds once";
+  }
+  // bf16 in, f32 out; f32 in, bf16 out; f16 in, f64 out.
+  for (const Expr& e : {cast<float>(input<bfloat16>(0)) * 2.0f, cast<bfloat16>(input<float>(0) + 1),
+                        cast<double>(input<half>(0)) / 3.0}) {
+    const Kernel k = compile({e});
+    EXPECT_EQ(expr_group(k.program()), 8) << k.str();
+    const std::string error = compile_both(k);
+    EXPECT_TRUE(error.empty()) << error;
+  }
 }
 
 // The random expressions of the expression suite (trees, DAGs, up to depth 8, mixed

@@ -1,7 +1,9 @@
 #pragma once
 // Random expressions: trees and DAGs (a subexpression reused, within the depth limit)
 // up to depth 8 over every operator and function of ew/expr.hpp, plain numbers of
-// every C++ type the API takes, params, 1-8 input slots of mixed dtypes, 1-2 outputs.
+// every C++ type the API takes, params, 1-8 input slots of mixed dtypes (f32, f64 and
+// the 16-bit f16 and bf16, which make 16-bit nodes and outputs where they meet only their
+// own kind, and casts to every dtype), 1-2 outputs.
 // One seed gives one case (expression, params, data), so a failure replays alone.
 #include <algorithm>
 #include <cmath>
@@ -46,10 +48,19 @@ class ExprGenerator {
         while (std::find(slots_.begin(), slots_.end(), slot) != slots_.end());
       slots_.push_back(slot);
     }
-    for (DType& d : g.input_dtype) d = chance(0.5) ? DType::f32 : DType::f64;
+    // Half of the cases stay with f32 and f64 (as before 16-bit data); in the other half
+    // a slot is 16-bit two times in three, and one 16-bit type dominates, so that whole
+    // subexpressions (and outputs) are of that type.
+    const bool sixteen = chance(0.5);
+    const DType main16 = chance(0.5) ? DType::f16 : DType::bf16;
+    const auto pick = [&] {
+      if (sixteen && chance(0.67)) return chance(0.8) ? main16 : (main16 == DType::f16 ? DType::bf16 : DType::f16);
+      return chance(0.5) ? DType::f32 : DType::f64;
+    };
+    for (DType& d : g.input_dtype) d = pick();
     const int params = chance(0.3) ? 0 : uniform(1, chance(0.1) ? max_expr_params : 4);
     for (int k = 0; k < params; ++k) {
-      g.param_dtype.push_back(chance(0.5) ? DType::f32 : DType::f64);
+      g.param_dtype.push_back(pick());
       g.params.push_back(chance(0.05) ? special_number() : std::ldexp(real(-2, 2), uniform(-4, 4)));
     }
     g_ = &g;
@@ -140,11 +151,11 @@ class ExprGenerator {
     const double leaf_odds = 0.1 + 0.7 * depth / max_depth_;
     if (depth >= max_depth_ || budget_ <= 0 || (depth > 0 && chance(leaf_odds))) return leaf();
     --budget_;
-    const int op = uniform(0, 30);
+    const int op = uniform(0, 32);
     Node a = node(depth + 1);
     Node out;
     auto one = [&](Expr e) { return Node{std::move(e), a.height + 1}; };
-    if (op < 13) {
+    if (op < 15) {
       switch (op) {
         case 0: out = one(-a.e); break;
         case 1: out = one(ew::abs(a.e)); break;
@@ -158,31 +169,33 @@ class ExprGenerator {
         case 9: out = one(ew::tanh(a.e)); break;
         case 10: out = one(ew::sigmoid(a.e)); break;
         case 11: out = one(cast<float>(a.e)); break;
-        default: out = one(cast<double>(a.e)); break;
+        case 12: out = one(cast<double>(a.e)); break;
+        case 13: out = one(cast<half>(a.e)); break;
+        default: out = one(cast<bfloat16>(a.e)); break;
       }
-    } else if (op < 27) {
+    } else if (op < 29) {
       Node b = node(depth + 1);
       auto two = [&](Expr e) { return Node{std::move(e), std::max(a.height, b.height) + 1}; };
       switch (op) {
-        case 13: case 14: out = two(a.e + b.e); break;
-        case 15: out = two(a.e - b.e); break;
-        case 16: case 17: out = two(a.e * b.e); break;
-        case 18: out = two(a.e / b.e); break;
-        case 19: out = two(ew::min(a.e, b.e)); break;
-        case 20: out = two(ew::max(a.e, b.e)); break;
-        case 21: out = two(a.e < b.e); break;
-        case 22: out = two(a.e <= b.e); break;
-        case 23: out = two(a.e > b.e); break;
-        case 24: out = two(a.e >= b.e); break;
-        case 25: out = two(a.e == b.e); break;
+        case 15: case 16: out = two(a.e + b.e); break;
+        case 17: out = two(a.e - b.e); break;
+        case 18: case 19: out = two(a.e * b.e); break;
+        case 20: out = two(a.e / b.e); break;
+        case 21: out = two(ew::min(a.e, b.e)); break;
+        case 22: out = two(ew::max(a.e, b.e)); break;
+        case 23: out = two(a.e < b.e); break;
+        case 24: out = two(a.e <= b.e); break;
+        case 25: out = two(a.e > b.e); break;
+        case 26: out = two(a.e >= b.e); break;
+        case 27: out = two(a.e == b.e); break;
         default: out = two(a.e != b.e); break;
       }
     } else {
       Node b = node(depth + 1), c = node(depth + 1);
       auto three = [&](Expr e) { return Node{std::move(e), std::max({a.height, b.height, c.height}) + 1}; };
       switch (op) {
-        case 27: case 28: out = three(ew::fma(a.e, b.e, c.e)); break;
-        case 29: out = three(ew::select(a.e, b.e, c.e)); break;
+        case 29: case 30: out = three(ew::fma(a.e, b.e, c.e)); break;
+        case 31: out = three(ew::select(a.e, b.e, c.e)); break;
         default: out = three(ew::where(a.e, b.e, c.e)); break;
       }
     }

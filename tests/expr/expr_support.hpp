@@ -1,5 +1,5 @@
 #pragma once
-// What the expression tests share: arrays of either dtype on the host and in a
+// What the expression tests share: arrays of any dtype on the host and in a
 // backend's memory, one call of a Kernel over guarded, offset, poisoned operands
 // compared with a reference bit for bit, and the backends to run on. Public API only
 // (ew/ew.hpp); the shared suite's helpers (poison, same_bits, seeds) come from
@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <random>
 #include <sstream>
@@ -23,46 +24,78 @@ namespace ew::test {
 // elements into its allocation (offset 0..3), so both sides always have a guard.
 inline constexpr std::size_t guard = 8;
 
-// A host array of either dtype.
+// A host array of any dtype (16-bit elements as their bits).
 struct HostArray {
   DType dtype = DType::f32;
   std::vector<float> f;
   std::vector<double> d;
+  std::vector<std::uint16_t> h;  // f16, bf16
 
   HostArray() = default;
   HostArray(DType t, std::size_t n) : dtype(t) {
     if (t == DType::f32) f.resize(n);
-    else d.resize(n);
+    else if (t == DType::f64) d.resize(n);
+    else h.resize(n);
   }
-  std::size_t size() const { return dtype == DType::f32 ? f.size() : d.size(); }
-  void* data() { return dtype == DType::f32 ? static_cast<void*>(f.data()) : static_cast<void*>(d.data()); }
-  const void* data() const { return dtype == DType::f32 ? static_cast<const void*>(f.data()) : static_cast<const void*>(d.data()); }
-  double get(std::size_t i) const { return dtype == DType::f32 ? static_cast<double>(f[i]) : d[i]; }
+  std::size_t size() const { return dtype == DType::f32 ? f.size() : dtype == DType::f64 ? d.size() : h.size(); }
+  void* data() { return const_cast<void*>(static_cast<const HostArray*>(this)->data()); }
+  const void* data() const {
+    if (dtype == DType::f32) return f.data();
+    if (dtype == DType::f64) return d.data();
+    return h.data();
+  }
+  double get(std::size_t i) const {
+    switch (dtype) {
+      case DType::f32: return static_cast<double>(f[i]);
+      case DType::f64: return d[i];
+      case DType::f16: return static_cast<double>(half::from_bits(h[i]));
+      case DType::bf16: break;
+    }
+    return static_cast<double>(bfloat16::from_bits(h[i]));
+  }
+  // v rounded once to the dtype.
   void set(std::size_t i, double v) {
-    if (dtype == DType::f32) f[i] = static_cast<float>(v);
-    else d[i] = v;
+    switch (dtype) {
+      case DType::f32: f[i] = static_cast<float>(v); break;
+      case DType::f64: d[i] = v; break;
+      case DType::f16: h[i] = half(v).bits; break;
+      case DType::bf16: h[i] = bfloat16(v).bits; break;
+    }
   }
+  // The poison of each dtype (test_support.hpp): 16-bit ones are signaling NaNs, which no
+  // 16-bit result is (every one is rounded, which quiets NaNs).
+  std::uint16_t poison16() const { return dtype == DType::f16 ? poison<half>().bits : poison<bfloat16>().bits; }
   void set_poison(std::size_t i) {
     if (dtype == DType::f32) f[i] = poison<float>();
-    else d[i] = poison<double>();
+    else if (dtype == DType::f64) d[i] = poison<double>();
+    else h[i] = poison16();
   }
-  bool poisoned(std::size_t i) const { return dtype == DType::f32 ? is_poison(f[i]) : is_poison(d[i]); }
+  bool poisoned(std::size_t i) const {
+    if (dtype == DType::f32) return is_poison(f[i]);
+    if (dtype == DType::f64) return is_poison(d[i]);
+    return h[i] == poison16();
+  }
+  bool nan(std::size_t i) const { return std::isnan(get(i)); }
   // Same bits (any NaN equals any NaN), and the poison only where the other has it.
   bool same_at(std::size_t i, const HostArray& o, std::size_t j) const {
     if (dtype != o.dtype) return false;
     if (poisoned(i) != o.poisoned(j)) return false;
-    return dtype == DType::f32 ? same_bits(f[i], o.f[j]) : same_bits(d[i], o.d[j]);
+    if (dtype == DType::f32) return same_bits(f[i], o.f[j]);
+    if (dtype == DType::f64) return same_bits(d[i], o.d[j]);
+    return (nan(i) && o.nan(j)) || h[i] == o.h[j];
   }
-  // The exact value (hex float) and a readable one.
+  // The exact value (hex float) and a readable one (and a 16-bit element's bits).
   std::string show(std::size_t i) const {
-    char text[96];
-    std::snprintf(text, sizeof text, "%a (%.9g)%s", get(i), get(i), poisoned(i) ? " [poison: never written]" : "");
-    return text;
+    char text[112];
+    int len = std::snprintf(text, sizeof text, "%a (%.9g)", get(i), get(i));
+    if (is_storage16(dtype)) std::snprintf(text + len, sizeof text - len, " [bits 0x%04x]", h[i]);
+    return std::string(text) + (poisoned(i) ? " [poison: never written]" : "");
   }
 };
 
 // Values of both signs over several binades (as random_vector), from a given engine so
-// that one case replays from its own seed; `special_rate` of them are special values.
+// that one case replays from its own seed; `special_rate` of them are special values (for
+// the 16-bit types: any of the 65,536 bit patterns, NaN payloads and subnormals included).
 inline HostArray random_array(std::mt19937_64& engine, DType t, std::size_t n, double special_rate = 0.0) {
   static const double specials[] = {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity(),
                                     -std::numeric_limits<double>::infinity(), 0.0, -0.0, 1e-310, -1e-40, 1e-45,
@@ -73,39 +106,58 @@ inline HostArray random_array(std::mt19937_64& engine, DType t, std::size_t n, d
   HostArray a(t, n);
   for (std::size_t i = 0; i < n; ++i) {
     double v = std::ldexp(mantissa(engine), exponent(engine));
-    if (special_rate > 0 && unit(engine) < special_rate) v = specials[pick(engine)];
+    if (special_rate > 0 && unit(engine) < special_rate) {
+      if (is_storage16(t) && unit(engine) < 0.5) {
+        a.h[i] = static_cast<std::uint16_t>(engine());
+        continue;
+      }
+      v = specials[pick(engine)];
+    }
     a.set(i, v);
   }
   return a;
 }
 
-// An array of either dtype in a backend's memory space (device memory on GPU backends).
+// An array of any dtype in a backend's memory space (device memory on GPU backends).
 class DeviceArray {
  public:
   DeviceArray(Context& ctx, DType t, std::size_t n) : dtype_(t), size_(n) {
     if (t == DType::f32) f_ = std::make_unique<Buffer<float>>(ctx, n);
-    else d_ = std::make_unique<Buffer<double>>(ctx, n);
+    else if (t == DType::f64) d_ = std::make_unique<Buffer<double>>(ctx, n);
+    else h_ = std::make_unique<Buffer<half>>(ctx, n);  // bf16 too: the same 2-byte storage
   }
   DType dtype() const { return dtype_; }
   std::size_t size() const { return size_; }
-  void upload(const HostArray& h) {
-    if (dtype_ == DType::f32) f_->upload(h.f.data(), size_);
-    else d_->upload(h.d.data(), size_);
+  void upload(const HostArray& host) {
+    if (dtype_ == DType::f32) f_->upload(host.f.data(), size_);
+    else if (dtype_ == DType::f64) d_->upload(host.d.data(), size_);
+    else h_->upload(reinterpret_cast<const half*>(host.h.data()), size_);
   }
   HostArray download() const {
-    HostArray h(dtype_, size_);
-    if (dtype_ == DType::f32) f_->download(h.f.data(), size_);
-    else d_->download(h.d.data(), size_);
-    return h;
+    HostArray host(dtype_, size_);
+    if (dtype_ == DType::f32) f_->download(host.f.data(), size_);
+    else if (dtype_ == DType::f64) d_->download(host.d.data(), size_);
+    else h_->download(reinterpret_cast<half*>(host.h.data()), size_);
+    return host;
   }
   // n elements from element `start`, as an input or an output of a Kernel call.
   InputArray input(std::size_t start, std::size_t n) const {
-    if (dtype_ == DType::f32) return Span<const float>(f_->data() + start, n, f_->space());
-    return Span<const double>(d_->data() + start, n, d_->space());
+    switch (dtype_) {
+      case DType::f32: return Span<const float>(f_->data() + start, n, f_->space());
+      case DType::f64: return Span<const double>(d_->data() + start, n, d_->space());
+      case DType::f16: return Span<const half>(h_->data() + start, n, h_->space());
+      case DType::bf16: break;
+    }
+    return Span<const bfloat16>(reinterpret_cast<const bfloat16*>(h_->data()) + start, n, h_->space());
   }
   OutputArray output(std::size_t start, std::size_t n) const {
-    if (dtype_ == DType::f32) return Span<float>(f_->data() + start, n, f_->space());
-    return Span<double>(d_->data() + start, n, d_->space());
+    switch (dtype_) {
+      case DType::f32: return Span<float>(f_->data() + start, n, f_->space());
+      case DType::f64: return Span<double>(d_->data() + start, n, d_->space());
+      case DType::f16: return Span<half>(h_->data() + start, n, h_->space());
+      case DType::bf16: break;
+    }
+    return Span<bfloat16>(reinterpret_cast<bfloat16*>(h_->data()) + start, n, h_->space());
   }
 
  private:
@@ -113,6 +165,7 @@ class DeviceArray {
   std::size_t size_;
   std::unique_ptr<Buffer<float>> f_;
   std::unique_ptr<Buffer<double>> d_;
+  std::unique_ptr<Buffer<half>> h_;
 };
 
 // Why `backend` cannot run these tests here, or empty. Unusable backends skip with
@@ -183,6 +236,15 @@ struct Layout {
   }
 };
 
+// n elements' bits from `from` (at from_start) into `to` (at to_start), of one dtype.
+inline void copy_elements(const HostArray& from, std::size_t from_start, HostArray& to, std::size_t to_start,
+                          std::size_t n) {
+  const std::size_t bytes = size_of(from.dtype);
+  if (n)
+    std::memcpy(static_cast<char*>(to.data()) + to_start * bytes,
+                static_cast<const char*>(from.data()) + from_start * bytes, n * bytes);
+}
+
 inline std::vector<InputArray> plain_inputs(const std::vector<HostArray>& in) {
   std::vector<InputArray> v;
   for (const HostArray& a : in) {
@@ -240,10 +302,7 @@ inline std::string run_and_compare(Context& ctx, const Kernel& k, const CallData
     const HostArray guards = random_array(fill, whole.dtype, 2 * guard + 3);
     for (std::size_t i = 0; i < guard + layout.input_offset[s]; ++i) whole.set(i, guards.get(i));
     for (std::size_t i = guard + layout.input_offset[s] + n; i < total; ++i) whole.set(i, guards.get(total - i));
-    if (c.inputs[s].dtype == DType::f32)
-      std::copy(c.inputs[s].f.begin(), c.inputs[s].f.end(), whole.f.begin() + guard + layout.input_offset[s]);
-    else
-      std::copy(c.inputs[s].d.begin(), c.inputs[s].d.end(), whole.d.begin() + guard + layout.input_offset[s]);
+    copy_elements(c.inputs[s], 0, whole, guard + layout.input_offset[s], n);
     in_dev[s] = std::make_unique<DeviceArray>(ctx, whole.dtype, total);
     in_dev[s]->upload(whole);
     in_before[s] = whole;
@@ -262,10 +321,7 @@ inline std::string run_and_compare(Context& ctx, const Kernel& k, const CallData
     if (alias >= 0) {
       const std::size_t start = guard + layout.input_offset[alias];
       out_args[k2] = in_dev[alias]->output(start, n);
-      for (std::size_t i = 0; i < n; ++i) {
-        if (want[k2].dtype == DType::f32) in_after[alias].f[start + i] = want[k2].f[i];
-        else in_after[alias].d[start + i] = want[k2].d[i];
-      }
+      copy_elements(want[k2], 0, in_after[alias], start, n);
       continue;
     }
     HostArray whole(want[k2].dtype, total);
@@ -274,10 +330,7 @@ inline std::string run_and_compare(Context& ctx, const Kernel& k, const CallData
     out_dev[k2]->upload(whole);
     out_want[k2] = whole;
     const std::size_t start = guard + layout.output_offset[k2];
-    for (std::size_t i = 0; i < n; ++i) {
-      if (want[k2].dtype == DType::f32) out_want[k2].f[start + i] = want[k2].f[i];
-      else out_want[k2].d[start + i] = want[k2].d[i];
-    }
+    copy_elements(want[k2], 0, out_want[k2], start, n);
     out_args[k2] = out_dev[k2]->output(start, n);
   }
 

@@ -1,5 +1,5 @@
-// Random expressions on every backend x size x operand offsets (and in-place outputs,
-// one array bound to two slots, unbound slots), bit for bit against the scalar
+// Random expressions (f32, f64, f16 and bf16 data) on every backend x size x operand
+// offsets (and in-place outputs, one array bound to two slots, unbound slots), bit for bit against the scalar
 // backend. A failure prints its case seed and the expression; EW_EXPR_CASE_SEED=<seed>
 // replays that case alone (with the same --gtest_filter).
 #include <cstdlib>
@@ -177,7 +177,7 @@ TEST(ExprGenerator, CoversTheVocabulary) {
                                        "ge",    "eq",    "ne",    "fma",   "select"};
   std::set<std::string> seen;
   std::map<int, int> depths;
-  int mixed = 0, two_outputs = 0, shared = 0, nan_outputs = 0, outputs = 0;
+  int mixed = 0, two_outputs = 0, shared = 0, nan_outputs = 0, outputs = 0, with16 = 0, outputs16 = 0, rounds16 = 0;
   ExprGenerator gen(rng()());
   for (int t = 0; t < 300; ++t) {
     const GeneratedCase g = gen.next();
@@ -194,6 +194,9 @@ TEST(ExprGenerator, CoversTheVocabulary) {
     }
     shared += uses > nodes - 1;  // more operand references than a tree has edges: a DAG
     mixed += text.find(".f32") != std::string::npos && text.find(".f64") != std::string::npos;
+    with16 += text.find("input.f16") != std::string::npos || text.find("input.bf16") != std::string::npos;
+    rounds16 += text.find("cast.f16") != std::string::npos || text.find("cast.bf16") != std::string::npos;
+    for (int o = 0; o < k.outputs(); ++o) outputs16 += is_storage16(k.output_dtype(o));
     two_outputs += k.outputs() == 2;
     ++depths[g.depth];
     // How often the outputs are NaN on random data (a suite of NaNs would test little).
@@ -209,11 +212,15 @@ TEST(ExprGenerator, CoversTheVocabulary) {
   for (const std::string& op : every) EXPECT_TRUE(seen.count(op)) << "the generator never wrote " << op;
   EXPECT_GT(depths[8], 0) << "no expression of depth 8";
   EXPECT_GT(mixed, 30);
+  EXPECT_GT(with16, 60) << "too few expressions read 16-bit inputs";
+  EXPECT_GT(outputs16, 30) << "too few 16-bit outputs";
+  EXPECT_GT(rounds16, 30) << "too few casts to 16-bit types";
   EXPECT_GT(two_outputs, 60);
   EXPECT_GT(shared, 30);
   EXPECT_LT(nan_outputs, outputs / 5) << "too many outputs are NaN everywhere";
-  std::printf("300 expressions: %d mixed dtypes, %d with two outputs, %d DAGs, %d of %d outputs all NaN; depths:",
-              mixed, two_outputs, shared, nan_outputs, outputs);
+  std::printf("300 expressions: %d mixed dtypes, %d reading 16-bit data, %d 16-bit outputs, %d casts to 16 bits, "
+              "%d with two outputs, %d DAGs, %d of %d outputs all NaN; depths:",
+              mixed, with16, outputs16, rounds16, two_outputs, shared, nan_outputs, outputs);
   for (auto [d, count] : depths) std::printf(" %d:%d", d, count);
   std::printf("\n");
 }

@@ -16,6 +16,7 @@
 #include <type_traits>
 
 #include "ew/detail/host_device.hpp"
+#include "ew/detail/float16_bits.hpp"  // narrow_bits, f16_to_f32_bits, bf16_to_f32_bits
 
 namespace ew {
 
@@ -27,65 +28,6 @@ EW_HOST_DEVICE inline To bit_cast(const From& from) {
   To to;
   std::memcpy(&to, &from, sizeof(To));
   return to;
-}
-
-// Round a float or double (its bits in UInt) to a 16-bit format with `exp_bits`
-// exponent bits and `mant_bits` fraction bits, to nearest even, in integer arithmetic.
-template <int exp_bits, int mant_bits, class UInt>
-EW_HOST_DEVICE inline std::uint16_t narrow_bits(UInt bits) {
-  constexpr int width = int(sizeof(UInt)) * 8;
-  constexpr int src_mant = width == 32 ? 23 : 52;
-  constexpr int src_bias = width == 32 ? 127 : 1023;
-  constexpr int bias = (1 << (exp_bits - 1)) - 1;
-  constexpr int shift = src_mant - mant_bits;  // fraction bits dropped from a normal number
-  constexpr UInt one = 1;
-  constexpr UInt sign_bit = one << (width - 1);
-  constexpr UInt src_inf = ((one << (width - 1 - src_mant)) - 1) << src_mant;
-  constexpr std::uint16_t inf = static_cast<std::uint16_t>(((1u << exp_bits) - 1) << mant_bits);
-  constexpr std::uint16_t quiet = static_cast<std::uint16_t>(1u << (mant_bits - 1));
-  constexpr std::uint16_t mant_mask = static_cast<std::uint16_t>((1u << mant_bits) - 1);
-  // Source exponent field of the format's smallest normal number, and the rebias.
-  constexpr UInt min_normal = static_cast<UInt>(src_bias - bias + 1) << src_mant;
-  constexpr UInt rebias = static_cast<UInt>(src_bias - bias) << src_mant;
-
-  const std::uint16_t sign = static_cast<std::uint16_t>((bits & sign_bit) >> (width - 16));
-  const UInt a = bits & ~sign_bit;
-  if (a > src_inf) return static_cast<std::uint16_t>(sign | inf | quiet | ((a >> shift) & mant_mask));
-  if (a >= min_normal || rebias == 0) {  // normal (or a format with the source's exponent range)
-    const UInt r = a - rebias;
-    const UInt rounded = (r + ((one << (shift - 1)) - 1) + ((r >> shift) & one)) >> shift;
-    // A carry out of the largest finite value, or a larger exponent, is overflow.
-    return static_cast<std::uint16_t>(sign | (rounded >= inf ? inf : rounded));
-  }
-  // A subnormal result: the significand with its implicit bit, scaled to units of the
-  // smallest subnormal, rounded to nearest even. Source subnormals are far below.
-  const int exponent = static_cast<int>(a >> src_mant);
-  const int sub_shift = src_bias + src_mant + 1 - bias - mant_bits - exponent;
-  if (exponent == 0 || sub_shift > src_mant + 1) return sign;  // below half the smallest subnormal
-  const UInt significand = (a & ((one << src_mant) - 1)) | (one << src_mant);
-  UInt q = significand >> sub_shift;
-  const UInt rest = significand & ((one << sub_shift) - 1), halfway = one << (sub_shift - 1);
-  if (rest > halfway || (rest == halfway && (q & one))) ++q;
-  return static_cast<std::uint16_t>(sign | q);
-}
-
-EW_HOST_DEVICE inline std::uint32_t f16_to_f32_bits(std::uint16_t h) {
-  const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
-  const std::uint32_t exponent = (h >> 10) & 0x1fu, mant = h & 0x3ffu;
-  if (exponent == 0x1f) return sign | 0x7f800000u | (mant << 13) | (mant ? 0x400000u : 0u);
-  if (exponent != 0) return sign | ((exponent + 112u) << 23) | (mant << 13);
-  if (mant == 0) return sign;
-  // Subnormal: normalize the fraction (mant * 2^-24).
-  int e = 113;  // 127 - 14
-  std::uint32_t m = mant;
-  while (!(m & 0x400u)) m <<= 1, --e;
-  return sign | (static_cast<std::uint32_t>(e) << 23) | ((m & 0x3ffu) << 13);
-}
-
-EW_HOST_DEVICE inline std::uint32_t bf16_to_f32_bits(std::uint16_t h) {
-  const std::uint32_t f = static_cast<std::uint32_t>(h) << 16;
-  const bool nan = (f & 0x7fffffffu) > 0x7f800000u;
-  return nan ? f | 0x400000u : f;
 }
 
 }  // namespace float16_detail

@@ -32,6 +32,16 @@ inline void convert(To* r, const From* a, std::size_t count) {
   for (std::size_t j = 0; j < count; ++j) r[j] = static_cast<To>(a[j]);
 }
 
+// Widening 16-bit storage into a float register, and rounding in place to 16 bits.
+template <class T16>
+inline void widen(float* r, const T16* a, std::size_t count) {
+  for (std::size_t j = 0; j < count; ++j) r[j] = static_cast<float>(a[j]);
+}
+template <class T16, class From>
+inline void round_to(float* r, const From* a, std::size_t count) {
+  for (std::size_t j = 0; j < count; ++j) r[j] = static_cast<float>(T16(a[j]));
+}
+
 template <class T, class C>
 inline void select(T* r, const C* c, const T* a, const T* b, std::size_t count) {
   for (std::size_t j = 0; j < count; ++j) r[j] = c[j] != C(0) ? a[j] : b[j];
@@ -72,10 +82,13 @@ void eval_block(const ExprCall& call, std::size_t begin, std::size_t count, Bloc
   const void* value[max_expr_nodes];
   for (std::size_t k = 0; k < size; ++k) {
     const Instr& in = p.code[k];
-    const bool f32 = in.dtype == DType::f32;
+    // Values are held in their compute dtype: float for f32 and the 16-bit types.
+    const bool f32 = compute_dtype(in.dtype) == DType::f32;
     if (in.op == Opcode::input) {
-      value[k] = f32 ? static_cast<const void*>(static_cast<const float*>(call.inputs[in.slot]) + begin)
-                     : static_cast<const void*>(static_cast<const double*>(call.inputs[in.slot]) + begin);
+      const void* first = static_cast<const char*>(call.inputs[in.slot]) + begin * size_of(in.dtype);
+      if (in.dtype == DType::f16) block_eval::widen(reinterpret_cast<float*>(regs.row[in.reg]), static_cast<const half*>(first), count);
+      else if (in.dtype == DType::bf16) block_eval::widen(reinterpret_cast<float*>(regs.row[in.reg]), static_cast<const bfloat16*>(first), count);
+      value[k] = is_storage16(in.dtype) ? static_cast<const void*>(regs.row[in.reg]) : first;
       continue;
     }
     void* r = regs.row[in.reg];
@@ -83,7 +96,8 @@ void eval_block(const ExprCall& call, std::size_t begin, std::size_t count, Bloc
     const void* a = value[in.arg[0]];
     const void* b = arity(in.op) > 1 ? value[in.arg[1]] : a;
     const void* c = arity(in.op) > 2 ? value[in.arg[2]] : a;
-    const bool a_f32 = p.code[in.arg[0]].dtype == DType::f32;
+    const DType a_dtype = p.code[in.arg[0]].dtype;
+    const bool a_f32 = compute_dtype(a_dtype) == DType::f32;
     switch (in.op) {
       case Opcode::param:
       case Opcode::constant: {
@@ -93,7 +107,11 @@ void eval_block(const ExprCall& call, std::size_t begin, std::size_t count, Bloc
         break;
       }
       case Opcode::cast:
-        if (f32 && !a_f32) block_eval::convert(static_cast<float*>(r), static_cast<const double*>(a), count);
+        if (in.dtype == DType::f16 && a_f32) block_eval::round_to<half>(static_cast<float*>(r), static_cast<const float*>(a), count);
+        else if (in.dtype == DType::f16) block_eval::round_to<half>(static_cast<float*>(r), static_cast<const double*>(a), count);
+        else if (in.dtype == DType::bf16 && a_f32) block_eval::round_to<bfloat16>(static_cast<float*>(r), static_cast<const float*>(a), count);
+        else if (in.dtype == DType::bf16) block_eval::round_to<bfloat16>(static_cast<float*>(r), static_cast<const double*>(a), count);
+        else if (f32 && !a_f32) block_eval::convert(static_cast<float*>(r), static_cast<const double*>(a), count);
         else if (!f32 && a_f32) block_eval::convert(static_cast<double*>(r), static_cast<const float*>(a), count);
         else if (f32) block_eval::convert(static_cast<float*>(r), static_cast<const float*>(a), count);
         else block_eval::convert(static_cast<double*>(r), static_cast<const double*>(a), count);
@@ -116,27 +134,34 @@ void eval_block(const ExprCall& call, std::size_t begin, std::size_t count, Bloc
   // that is an input itself still reads memory, which an earlier output's store may
   // have overwritten in place (outputs {x1, x0} into the arrays of x0 and x1): then each
   // element's values are all read before any is stored.
+  // (A 16-bit input is read into its register, so only f32 and f64 ones read memory here.)
   bool reads_memory = false;
-  for (std::uint16_t o : p.outputs) reads_memory |= p.code[o].op == Opcode::input;
+  for (std::uint16_t o : p.outputs) reads_memory |= p.code[o].op == Opcode::input && !is_storage16(p.code[o].dtype);
   if (reads_memory) {
     for (std::size_t j = 0; j < count; ++j) {
-      float v32[max_expr_outputs];  // copies, not conversions: a signaling NaN keeps its bits
-      double v64[max_expr_outputs];
+      Value v[max_expr_outputs];  // copies, not conversions: a signaling NaN keeps its bits
       for (std::size_t k = 0; k < p.outputs.size(); ++k) {
         const std::uint16_t o = p.outputs[k];
-        if (p.code[o].dtype == DType::f32) v32[k] = static_cast<const float*>(value[o])[j];
-        else v64[k] = static_cast<const double*>(value[o])[j];
+        if (p.code[o].dtype == DType::f64) v[k].d = static_cast<const double*>(value[o])[j];
+        else v[k].f = static_cast<const float*>(value[o])[j];
       }
-      for (std::size_t k = 0; k < p.outputs.size(); ++k) {
-        if (p.code[p.outputs[k]].dtype == DType::f32) static_cast<float*>(call.outputs[k])[begin + j] = v32[k];
-        else static_cast<double*>(call.outputs[k])[begin + j] = v64[k];
-      }
+      for (std::size_t k = 0; k < p.outputs.size(); ++k)
+        store_value(p.code[p.outputs[k]].dtype, call.outputs[k], begin + j, v[k]);
     }
     return;
   }
   for (std::size_t k = 0; k < p.outputs.size(); ++k) {
     const std::uint16_t o = p.outputs[k];
-    if (p.code[o].dtype == DType::f32) {
+    if (is_storage16(p.code[o].dtype)) {
+      const float* v = static_cast<const float*>(value[o]);
+      if (p.code[o].dtype == DType::f16) {
+        half* out = static_cast<half*>(call.outputs[k]) + begin;
+        for (std::size_t j = 0; j < count; ++j) out[j] = half(v[j]);
+      } else {
+        bfloat16* out = static_cast<bfloat16*>(call.outputs[k]) + begin;
+        for (std::size_t j = 0; j < count; ++j) out[j] = bfloat16(v[j]);
+      }
+    } else if (p.code[o].dtype == DType::f32) {
       const float* v = static_cast<const float*>(value[o]);
       float* out = static_cast<float*>(call.outputs[k]) + begin;
       for (std::size_t j = 0; j < count; ++j) out[j] = v[j];

@@ -5,6 +5,20 @@
 // The scalar reference walks it per element (element_eval.hpp); the CPU backends run it
 // over L1-sized blocks; a code generator can emit one C++ statement per instruction.
 // Instructions are plain data so that device code can read them from a copied array.
+//
+// 16-bit storage dtypes (f16, bf16) in a program, as inductor treats half: an
+// instruction's dtype is the storage type its value would be stored as; the value itself
+// is held and computed in compute_dtype(dtype) (f32 for f16 and bf16), every operation
+// rounding in f32 as it does for f32 data. Rounding to 16 bits happens only where the
+// program says so:
+//   input of a 16-bit dtype   widens exactly (a NaN made quiet, payload kept) when read;
+//   cast to a 16-bit dtype    rounds its operand once to the 16-bit type, from f32 or
+//                             straight from f64 (even when the operand has that dtype:
+//                             its value is an f32 that may not be representable);
+//   cast from a 16-bit dtype  to f32 is the f32 value itself, to f64 exact;
+//   output of a 16-bit dtype  rounds once when stored;
+//   param of a 16-bit dtype   ExprCall::params holds the value already rounded to it;
+//   constant of any dtype     `value` is already rounded to its compute dtype.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -19,7 +33,7 @@ enum class Opcode : std::uint8_t {
   // leaves
   input,     // slot: input index
   param,     // slot: param index
-  constant,  // value, already rounded to dtype
+  constant,  // value, already rounded to compute_dtype(dtype)
   // one operand
   cast, neg, abs, sqrt, floor, ceil, trunc, round, exp, log, tanh, sigmoid,
   // two operands
@@ -30,6 +44,9 @@ enum class Opcode : std::uint8_t {
 };
 inline constexpr int opcode_count = static_cast<int>(Opcode::select) + 1;
 
+// The dtype a value of dtype `d` is held and computed in.
+constexpr DType compute_dtype(DType d) noexcept { return is_storage16(d) ? DType::f32 : d; }
+
 const char* to_string(Opcode op) noexcept;
 int arity(Opcode op) noexcept;  // operands read: 0..3
 
@@ -39,7 +56,8 @@ struct Instr {
                                // operand and the condition of select, which keep their own
   std::uint16_t arg[3];        // earlier instructions
   std::uint16_t slot;          // input or param index of a leaf
-  std::uint16_t reg;           // block evaluators' register (inputs and outputs read/write memory)
+  std::uint16_t reg;           // block evaluators' register: none (0xffff) for f32 and f64 inputs, which
+                               // they read in memory; a 16-bit input's is its widened block
   double value;                // constant
 };
 
