@@ -43,10 +43,12 @@ using plan::Kind;
 
 // ---- The defaults, in one place. Measured alternatives: ew-cuda-reduce-bench --sweep.
 // From the compiled code (registers, loads in flight: reduce_check.sh logs both) and the
-// H100 sweep of 2026-11-23 (bench/cuda/results/h100-2026-11-23-reduce2-sweep.csv): f32 4x4
-// (64 and 128 registers, about 64 KiB in flight per SM) was the fastest f32 shape at 2^24
-// and 2^28; for f64, 2 lanes x 8 rows beat 2x4 by 1-3 % in sum and dot at both sizes.
-constexpr ReduceShape default_shape_f32{4, 4};
+// H100 sweeps of 2026-11-23 (bench/cuda/results/h100-2026-11-23-reduce3-sweep*.log): f32
+// 4 lanes x 8 rows (128 bytes in flight per thread) was the fastest f32 shape for sum at
+// 2^24 and 2^28 (0.92-0.95x cub against 4x4's 0.88-0.93) and as fast as 4x4 for dot; for
+// f64, 2 lanes x 8 rows beat 2x4 by 1-3 % in sum and dot (2x16 gains 1 % in sum and loses
+// 30 % in dot: 255 registers).
+constexpr ReduceShape default_shape_f32{4, 8};
 constexpr ReduceShape default_shape_f64{2, 8};
 // 16-bit: 8 halves (16 bytes) per row and thread, 4 rows in flight: the bytes per thread of
 // f32's 4x4 (not measured yet).
@@ -263,20 +265,28 @@ __global__ void __launch_bounds__(threads_per_cta)
   const int group = lane / G, q = lane % G;
   const std::size_t warps = static_cast<std::size_t>(gridDim.x) * warps_per_cta;
 
-  // 1. Runs, a warp each, in grid-stride order.
+  // 1. Runs, a warp each, in grid-stride order. A warp's loads run on from one run into
+  // its following one.
+  Rows<T, V, U> pre;
+  bool preloaded = false;
   for (std::size_t run = static_cast<std::size_t>(blockIdx.x) * warps_per_cta + warp; run < runs; run += warps) {
+    const std::size_t following = run + warps;
     const std::size_t run_first = run * run_blocks;
     const std::size_t run_end = blocks - run_first < run_blocks ? blocks : run_first + run_blocks;
+    // This thread's first block of the following run, if it has one.
+    const std::size_t following_first = following * run_blocks + static_cast<std::size_t>(group);
+    const std::size_t following_block = following < runs && following_first < blocks &&
+                                                following_first < (following + 1) * run_blocks
+                                            ? following_first
+                                            : no_block;
     double stack[3][22];  // the binary counter of the run's tree (lane 0), nodes of V blocks
     int depth = 0;
     std::size_t step = 0;
-    Rows<T, V, U> pre;
-    bool preloaded = false;
     for (std::size_t first = run_first; first < run_end; first += V, ++step) {
       const std::size_t b = first + static_cast<std::size_t>(group);
       double acc[V][3];
       if (b < run_end) {
-        const std::size_t next = b + V < run_end ? b + V : no_block;
+        const std::size_t next = b + V < run_end ? b + V : first + V < run_end ? no_block : following_block;
         lanes_of_block<kind, T, V, U>(x, y, n, b, next, q, vector_ok, acc, pre, preloaded);
       } else {
 #pragma unroll

@@ -202,7 +202,7 @@ std::vector<std::pair<std::string, ew::detail::cuda::ReduceTuning>> sweep_tuning
   const tune::ReduceShape* shapes = tune::reduce_shapes(&count);
   const tune::ReduceTuning d = tune::default_reduce_tuning(ew::dtype_v<T>, n, sm_count);
   for (std::size_t i = 0; i < count; ++i) {
-    if (sizeof(T) == 8 && shapes[i].lanes_per_thread > 2) continue;
+    if (shapes[i].lanes_per_thread * sizeof(T) > 16) continue;  // vectors of at most 16 bytes
     tune::ReduceTuning t;
     t.lanes_per_thread = shapes[i].lanes_per_thread;
     t.loads = shapes[i].loads;

@@ -5,21 +5,7 @@
 // prefix); skipped with the reason without a GPU.
 #include "reduce_support.hpp"
 
-namespace ew::detail::cuda {
-// backends/cuda/reduce.hpp (it includes CUDA headers; the test is plain C++).
-struct ReduceTuning {
-  int lanes_per_thread = 0;
-  int loads = 0;
-  int runs_per_sm = 0;
-  int ctas_per_sm = 0;
-  std::size_t run_blocks = 0;
-};
-struct ReduceShape {
-  int lanes_per_thread, loads;
-};
-const ReduceShape* reduce_shapes(std::size_t* count);
-void set_reduce_tuning(const ReduceTuning& tuning);
-}  // namespace ew::detail::cuda
+#include "reduce_tuning.hpp"  // backends/cuda: the tuning hook, without CUDA headers
 
 namespace ew::test {
 namespace {

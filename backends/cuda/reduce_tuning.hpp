@@ -1,0 +1,46 @@
+#pragma once
+// The cuda reductions' tuning hook (reduce.cu), in plain C++ so that tests and benchmarks
+// compiled without CUDA headers use the one declaration.
+#include <cstddef>
+
+#include "ew/types.hpp"
+
+namespace ew::detail::cuda {
+
+// How the cuda reductions spread the plan's blocks over the GPU. None of it changes the
+// bits (the plan's tree decides them); it decides which thread computes which plan block.
+// Fields left 0 take the defaults (default_reduce_tuning, reduce.cu: the one place to
+// change them).
+struct ReduceTuning {
+  int lanes_per_thread = 0;    // plan lanes per thread: 1, 2 or 4 (f64: 1 or 2), read as one
+                               // vector of that many elements per row (1 where the operands are
+                               // not aligned to the vector)
+  int loads = 0;               // rows a thread has in flight: the next `loads` rows are loaded
+                               // before this `loads` rows are added (not every pair with
+                               // lanes_per_thread is built: reduce_shapes())
+  int runs_per_sm = 0;         // the run size rule: the smallest run (a power of two of plan
+                               // blocks, one warp each) with at most this many runs per SM;
+                               // 0: the warps that fit on an SM (one wave)
+  int ctas_per_sm = 0;         // a cap on the grid (CUDA blocks of 8 warps per SM), warps then
+                               // take several runs; -1 = no cap (one warp per run)
+  std::size_t run_blocks = 0;  // forces the run size (a power of two, 1..2^20; raised to
+                               // lanes_per_thread); also the plan blocks per CUDA block of min/max
+};
+
+// The (lanes_per_thread, loads) pairs that are built, for benchmarks and tests.
+struct ReduceShape {
+  int lanes_per_thread, loads;
+};
+const ReduceShape* reduce_shapes(std::size_t* count);
+
+// The tuning a call of `dtype` with n elements gets on a GPU of sm_count SMs when nothing
+// is forced, every field filled in.
+ReduceTuning default_reduce_tuning(DType dtype, std::size_t n, int sm_count);
+
+// Tests and benchmarks (not public API): every later call uses `tuning` (its non-zero
+// fields, and run_blocks as it is; all zero restores the defaults). Any value must give the same bits. Throws
+// ew::Error(invalid_argument) for a shape that is not built or a run size that is not a
+// power of two.
+void set_reduce_tuning(const ReduceTuning& tuning);
+
+}  // namespace ew::detail::cuda
