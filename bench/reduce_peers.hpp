@@ -22,7 +22,7 @@ struct ReducePeer {
 };
 
 // A GPU peer in the form a solver uses between kernels: the value written into `result`
-// (one element of the data's type in device memory; the sum of squares for norm2 where
+// (one element of the data's type in device memory, a float for 16-bit data; the sum of squares for norm2 where
 // the peer has no 2-norm) and enqueued on `stream` (a cudaStream_t) without waiting.
 struct DeviceReducePeer {
   const char* name;
@@ -36,7 +36,8 @@ struct DeviceReducePeer {
 // fixed tree: what reproducibility costs).
 std::vector<ReducePeer> cpu_reduce_peers();
 // bench/cuda/reduce_peers.cu (target ew_peers_cuda): cub::DeviceReduce (Sum, TransformReduce
-// for dot and the sum of squares) and cuBLAS (dot, nrm2).
+// for dot and the sum of squares; 16-bit data on __half / __nv_bfloat16 widened to float,
+// accumulated in float) and cuBLAS (dot, nrm2; f32 and f64).
 std::vector<ReducePeer> cuda_reduce_peers();
 // The same in the device-resident form, and "atomic (not reproducible)": the library's
 // accumulation in double from 16-byte loads, without its fixed tree (each CUDA block's

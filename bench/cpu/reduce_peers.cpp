@@ -1,6 +1,10 @@
 // OpenMP reduction loops (bench/reduce_peers.hpp), compiled -O3 -march=native like the
-// other CPU peers: `parallel for simd reduction(+:)`, static schedule.
+// other CPU peers: `parallel for simd reduction(+:)`, static schedule. f32 and 16-bit
+// data accumulate in float ("openmp reduction") or double ("f64 acc").
 #include <cmath>
+#include <type_traits>
+
+#include "ew/float16.hpp"
 
 #include "reduce_peers.hpp"
 
@@ -8,38 +12,61 @@ namespace ew::bench {
 
 namespace {
 
+// An element in the accumulator's type (16-bit storage types through float, exactly).
+template <class Acc, class T>
+inline Acc widen(T v) {
+  return static_cast<Acc>(static_cast<std::conditional_t<sizeof(T) == 2, float, T>>(v));
+}
+
 template <class Acc, class T>
 Acc reduce(Reduction r, std::size_t n, const T* x, const T* y) {
   Acc s = 0;
   if (r == Reduction::sum) {
 #pragma omp parallel for simd reduction(+ : s) schedule(static)
-    for (std::size_t i = 0; i < n; ++i) s += static_cast<Acc>(x[i]);
+    for (std::size_t i = 0; i < n; ++i) s += widen<Acc>(x[i]);
   } else if (r == Reduction::dot) {
 #pragma omp parallel for simd reduction(+ : s) schedule(static)
-    for (std::size_t i = 0; i < n; ++i) s += static_cast<Acc>(x[i]) * static_cast<Acc>(y[i]);
+    for (std::size_t i = 0; i < n; ++i) s += widen<Acc>(x[i]) * widen<Acc>(y[i]);
   } else {  // unscaled: what a user's loop does (it overflows where norm2 does not)
 #pragma omp parallel for simd reduction(+ : s) schedule(static)
-    for (std::size_t i = 0; i < n; ++i) s += static_cast<Acc>(x[i]) * static_cast<Acc>(x[i]);
+    for (std::size_t i = 0; i < n; ++i) s += widen<Acc>(x[i]) * widen<Acc>(x[i]);
     s = std::sqrt(s);
   }
   return s;
 }
 
 bool any(Reduction, DType, std::size_t) { return true; }
-bool f32_only(Reduction, DType d, std::size_t) { return d == DType::f32; }
+bool not_f64(Reduction, DType d, std::size_t) { return d != DType::f64; }
 
-double in_type(Reduction r, DType d, std::size_t n, const void* x, const void* y, void*) {
-  if (d == DType::f32) return reduce<float>(r, n, static_cast<const float*>(x), static_cast<const float*>(y));
-  return reduce<double>(r, n, static_cast<const double*>(x), static_cast<const double*>(y));
+// 16-bit data as a user would read them: f16 through the compiler's _Float16 (F16C
+// instructions under -march=native), bf16 (no arithmetic type in GCC 12) through the
+// library's storage type; each element widened to float.
+template <class Acc>
+double over(Reduction r, DType d, std::size_t n, const void* x, const void* y) {
+  switch (d) {
+    case DType::f32: return reduce<Acc>(r, n, static_cast<const float*>(x), static_cast<const float*>(y));
+#if defined(__FLT16_MAX__)
+    case DType::f16: return reduce<Acc>(r, n, static_cast<const _Float16*>(x), static_cast<const _Float16*>(y));
+#else
+    case DType::f16: return reduce<Acc>(r, n, static_cast<const half*>(x), static_cast<const half*>(y));
+#endif
+    case DType::bf16: return reduce<Acc>(r, n, static_cast<const bfloat16*>(x), static_cast<const bfloat16*>(y));
+    default: return reduce<Acc>(r, n, static_cast<const double*>(x), static_cast<const double*>(y));
+  }
 }
-double in_double(Reduction r, DType, std::size_t n, const void* x, const void* y, void*) {
-  return reduce<double>(r, n, static_cast<const float*>(x), static_cast<const float*>(y));
+
+// In the data's type; 16-bit data in float (their arithmetic type).
+double in_type(Reduction r, DType d, std::size_t n, const void* x, const void* y, void*) {
+  return d == DType::f64 ? over<double>(r, d, n, x, y) : over<float>(r, d, n, x, y);
+}
+double in_double(Reduction r, DType d, std::size_t n, const void* x, const void* y, void*) {
+  return over<double>(r, d, n, x, y);
 }
 
 }  // namespace
 
 std::vector<ReducePeer> cpu_reduce_peers() {
-  return {{"openmp reduction", false, &any, &in_type}, {"openmp reduction, f64 acc", false, &f32_only, &in_double}};
+  return {{"openmp reduction", false, &any, &in_type}, {"openmp reduction, f64 acc", false, &not_f64, &in_double}};
 }
 
 }  // namespace ew::bench

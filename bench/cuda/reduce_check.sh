@@ -2,7 +2,8 @@
 # Reductions on cuda, checked on a GPU machine without network access, in one go:
 # configure for the GPU at hand, build, the reduction tests that need a GPU (tests/reduce's
 # cuda/* cases: bit for bit against the scalar backend at sizes around the block edges,
-# offsets 0..3, special values, the exact-reference bound, bad input), compute-sanitizer
+# offsets 0..3, special values, the exact-reference bound, bad input; f16 and bf16 against
+# scalar and against their widened data reduced as f32), compute-sanitizer
 # memcheck, racecheck and synccheck on them, the kernels' register counts, then
 # ew-cuda-reduce-bench (sum, dot, norm2 against cub::DeviceReduce and cuBLAS at 2^20..2^28,
 # f32 and f64): the value brought to the host after every call, then the device-resident
@@ -29,7 +30,7 @@ export LD_LIBRARY_PATH=/opt/ewdeps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
 
 step build
 targets=(ew-info ew_reduce_tests)
-(( bench )) && targets+=(ew-cuda-reduce-bench ew-babelstream)
+(( bench )) && targets+=(ew-cuda-reduce-bench ew-babelstream ew-roofline)
 cmake --build build-gpu -j 16 --target "${targets[@]}" > "$out/reduce-build.log" 2>&1 || { tail -60 "$out/reduce-build.log"; exit 1; }
 build-gpu/tools/ew-info | tee "$out/reduce-ew-info.log"
 
@@ -52,7 +53,7 @@ fi
 for tool in memcheck racecheck synccheck; do
   step "compute-sanitizer --tool $tool"
   timeout -k 10 900 compute-sanitizer --tool $tool --error-exitcode 7 build-gpu/tests/reduce/ew_reduce_tests \
-    --gtest_filter='cuda/Reduce.SameBitsAsScalarWithSpecialValues/*:cuda/Reduce.SpecialValueRules/*:cuda/Reduce.EmptyGivesTheIdentity/*' \
+    --gtest_filter='cuda/Reduce.SameBitsAsScalarWithSpecialValues/*:cuda/Reduce.SpecialValueRules/*:cuda/Reduce.EmptyGivesTheIdentity/*:cuda/Reduce16.SameBitsWithSpecialValues/*:cuda/Reduce16.StoresAFloatIntoAResultSpan/*' \
     --gtest_brief=1 > "$out/reduce-$tool.log" 2>&1 || { echo "FAILED under $tool (rc $?)"; status=1; }
   grep -E "ERROR SUMMARY|PASSED|FAILED" "$out/reduce-$tool.log" | head -5
 done
@@ -68,6 +69,10 @@ if (( bench )); then
   step "ew-cuda-reduce-bench --sweep (tunings at 2^20, 2^24, 2^28; bits against the default)"
   $b --sweep --reps 15 --csv "$out/reduce-sweep.csv" > "$out/reduce-sweep.log" 2>&1 || { echo "sweep FAILED (rc $?)"; status=1; }
   cat "$out/reduce-sweep.log"
+  step "ew-roofline reductions in f16, bf16 and f32 (cuda and cub on __half/__nv_bfloat16, 2 bytes per element read)"
+  build-gpu/bench/roofline/ew-roofline --backends cuda --dtypes f16,bf16,f32 --ops copy --sizes 20,24,28 --warm \
+    --no-expressions --json "$out/reduce-roofline16.json" > "$out/reduce-roofline16.log" 2>&1 || status=1
+  sed -n '/^reductions/,$p' "$out/reduce-roofline16.log"
   step "ew-babelstream: BabelStream's driver, Dot through ew::dot"
   s=build-gpu/bench/babelstream/ew-babelstream
   log="$out/reduce-babelstream.log"

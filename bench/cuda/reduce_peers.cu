@@ -1,6 +1,8 @@
 // GPU peers of the reductions (bench/reduce_peers.hpp): cub::DeviceReduce and cuBLAS on the
 // caller's stream, each returning its value on the host (as the library's calls do).
 #include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -72,6 +74,58 @@ void cub_enqueue_typed(Reduction r, std::size_t n, const T* x, const T* y, T* ou
   check(run(s.temp), "cub::DeviceReduce");
 }
 
+// 16-bit data: cub over __half / __nv_bfloat16, each element widened to float and
+// accumulated in float (TransformReduce: the accumulator is the initial value's type), as
+// a user of cub would write it.
+__device__ inline float to_float(__half v) { return __half2float(v); }
+__device__ inline float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
+template <class S>
+struct Widen16 {
+  __device__ float operator()(S v) const { return to_float(v); }
+};
+template <class S>
+struct Product16 {
+  const S* x;
+  const S* y;
+  __device__ float operator()(long long i) const { return to_float(x[i]) * to_float(y[i]); }
+};
+template <class S>
+struct Square16 {
+  __device__ float operator()(S v) const { return to_float(v) * to_float(v); }
+};
+
+template <class S>
+void cub_enqueue16(Reduction r, std::size_t n, const S* x, const S* y, float* out, cudaStream_t stream) {
+  Scratch& s = scratch();
+  const auto count = static_cast<long long>(n);
+  std::size_t bytes = 0;
+  const auto run = [&](void* temp) {
+    if (r == Reduction::sum)
+      return cub::DeviceReduce::TransformReduce(temp, bytes, x, out, count, ::cuda::std::plus<>{}, Widen16<S>{}, 0.0f,
+                                                stream);
+    if (r == Reduction::dot)
+      return cub::DeviceReduce::TransformReduce(temp, bytes, thrust::counting_iterator<long long>(0), out, count,
+                                                ::cuda::std::plus<>{}, Product16<S>{x, y}, 0.0f, stream);
+    return cub::DeviceReduce::TransformReduce(temp, bytes, x, out, count, ::cuda::std::plus<>{}, Square16<S>{}, 0.0f,
+                                              stream);
+  };
+  check(run(nullptr), "cub::DeviceReduce");
+  s.reserve(bytes);
+  check(run(s.temp), "cub::DeviceReduce");
+}
+
+template <class S>
+double cub_typed16(Reduction r, std::size_t n, const S* x, const S* y, cudaStream_t stream) {
+  Scratch& s = scratch();
+  s.reserve(0);
+  float* out = reinterpret_cast<float*>(s.out);
+  cub_enqueue16(r, n, x, y, out, stream);
+  float host = 0;
+  check(cudaMemcpyAsync(&host, out, sizeof(float), cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync");
+  check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  return r == Reduction::norm2 ? std::sqrt(static_cast<double>(host)) : static_cast<double>(host);
+}
+
 // The host form: the device-resident one, then the value brought back.
 template <class T>
 double cub_typed(Reduction r, std::size_t n, const T* x, const T* y, cudaStream_t stream) {
@@ -88,6 +142,9 @@ double cub_typed(Reduction r, std::size_t n, const T* x, const T* y, cudaStream_
 bool cub_supports(Reduction, DType, std::size_t) { return true; }
 double cub_run(Reduction r, DType d, std::size_t n, const void* x, const void* y, void* stream) {
   const auto s = static_cast<cudaStream_t>(stream);
+  if (d == DType::f16) return cub_typed16(r, n, static_cast<const __half*>(x), static_cast<const __half*>(y), s);
+  if (d == DType::bf16)
+    return cub_typed16(r, n, static_cast<const __nv_bfloat16*>(x), static_cast<const __nv_bfloat16*>(y), s);
   if (d == DType::f32) return cub_typed(r, n, static_cast<const float*>(x), static_cast<const float*>(y), s);
   return cub_typed(r, n, static_cast<const double*>(x), static_cast<const double*>(y), s);
 }
@@ -102,7 +159,9 @@ cublasHandle_t cublas() {
 }
 
 // cuBLAS has no plain sum (asum sums magnitudes); its int interface stops below 2^31.
-bool cublas_supports(Reduction r, DType, std::size_t n) { return r != Reduction::sum && n < (std::size_t(1) << 31); }
+bool cublas_supports(Reduction r, DType d, std::size_t n) {
+  return r != Reduction::sum && !is_storage16(d) && n < (std::size_t(1) << 31);
+}
 double cublas_run(Reduction r, DType d, std::size_t n, const void* x, const void* y, void* stream) {
   cublasHandle_t h = cublas();
   check(cublasSetStream(h, static_cast<cudaStream_t>(stream)), "cublasSetStream");
@@ -124,7 +183,12 @@ double cublas_run(Reduction r, DType d, std::size_t n, const void* x, const void
 // Device-resident forms.
 void cub_enqueue(Reduction r, DType d, std::size_t n, const void* x, const void* y, void* result, void* stream) {
   const auto s = static_cast<cudaStream_t>(stream);
-  if (d == DType::f32)
+  if (d == DType::f16)
+    cub_enqueue16(r, n, static_cast<const __half*>(x), static_cast<const __half*>(y), static_cast<float*>(result), s);
+  else if (d == DType::bf16)
+    cub_enqueue16(r, n, static_cast<const __nv_bfloat16*>(x), static_cast<const __nv_bfloat16*>(y),
+                  static_cast<float*>(result), s);
+  else if (d == DType::f32)
     cub_enqueue_typed(r, n, static_cast<const float*>(x), static_cast<const float*>(y), static_cast<float*>(result), s);
   else
     cub_enqueue_typed(r, n, static_cast<const double*>(x), static_cast<const double*>(y), static_cast<double*>(result), s);
@@ -234,7 +298,7 @@ unsigned atomic_grid() {
   return grid;
 }
 
-bool atomic_supports(Reduction r, DType, std::size_t) { return r != Reduction::norm2; }
+bool atomic_supports(Reduction r, DType d, std::size_t) { return r != Reduction::norm2 && !is_storage16(d); }
 void atomic_enqueue(Reduction r, DType d, std::size_t n, const void* x, const void* y, void* result, void* stream) {
   const auto s = static_cast<cudaStream_t>(stream);
   // Small sizes take fewer blocks (a block per 4096 elements at least).

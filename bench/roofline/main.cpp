@@ -74,8 +74,8 @@ int run(const Options& o) {
   for (const ew::OpInfo& oi : ew::op_table) plan.ops.push_back(oi.op);
   if (!o.ops.empty()) plan.ops = o.ops;
   plan.dtypes = o.dtypes.empty() ? std::vector<ew::DType>{ew::DType::f32, ew::DType::f64} : o.dtypes;
-  // The intensity probe, expressions and reductions take f32 and f64; f16 and bf16 are
-  // storage for the seven ops (their arithmetic is f32's).
+  // The intensity probe and expressions take f32 and f64; f16 and bf16 are storage for
+  // the seven ops and the reductions (their arithmetic is f32's).
   std::vector<ew::DType> wide;
   for (ew::DType d : plan.dtypes)
     if (!ew::is_storage16(d)) wide.push_back(d);
@@ -134,7 +134,7 @@ int run(const Options& o) {
   if (!o.no_reductions && !o.only_expressions) {
     ReductionPlan rp;
     rp.backends = o.backends;
-    rp.dtypes = wide;
+    rp.dtypes = plan.dtypes;  // every dtype: 16-bit data reduce (2 bytes per element read)
     rp.host_log2 = !o.sizes_log2.empty() ? o.sizes_log2 : o.quick ? std::vector<int>{22} : powers(16, 26, 2);
     rp.device_log2 = !o.sizes_log2.empty() ? o.sizes_log2 : o.quick ? std::vector<int>{24} : powers(20, 28, 2);
     rp.peers = o.peers, rp.quick = o.quick, rp.reps = r.reps;

@@ -39,24 +39,57 @@ double call(Context& ctx, Reduction r, std::size_t n, const void* x, const void*
 }
 
 double library(Context& ctx, Reduction r, DType d, std::size_t n, const void* x, const void* y, MemorySpace space) {
-  return d == DType::f32 ? call<float>(ctx, r, n, x, y, space) : call<double>(ctx, r, n, x, y, space);
+  switch (d) {
+    case DType::f32: return call<float>(ctx, r, n, x, y, space);
+    case DType::f16: return call<half>(ctx, r, n, x, y, space);
+    case DType::bf16: return call<bfloat16>(ctx, r, n, x, y, space);
+    default: return call<double>(ctx, r, n, x, y, space);
+  }
 }
 
-// Operands for one place: the largest size, random values in [-1, 1), in host memory or
-// in a device buffer of the first device context.
+// Operands of one dtype for one place: the largest size, random values in [-1, 1) (the
+// same numbers rounded to each dtype), in host memory or in a device buffer of the first
+// device context.
+template <class T>
+struct Typed {
+  std::vector<T> x, y;
+  std::unique_ptr<Buffer<T>> dx, dy;
+  void fill(const std::vector<double>& xd, const std::vector<double>& yd, Context* device_ctx) {
+    x.resize(xd.size()), y.resize(yd.size());
+    for (std::size_t i = 0; i < xd.size(); ++i) x[i] = static_cast<T>(xd[i]), y[i] = static_cast<T>(yd[i]);
+    if (!device_ctx) return;
+    dx = std::make_unique<Buffer<T>>(*device_ctx, x.size()), dy = std::make_unique<Buffer<T>>(*device_ctx, y.size());
+    dx->upload(x.data(), x.size()), dy->upload(y.data(), y.size());
+  }
+  const void* at(bool second, Place p) const {
+    if (p == Place::device) return second ? dy->data() : dx->data();
+    return second ? y.data() : x.data();
+  }
+};
+
 struct Operands {
-  std::vector<float> xf, yf;
-  std::vector<double> xd, yd;
-  std::unique_ptr<Buffer<float>> dxf, dyf;
-  std::unique_ptr<Buffer<double>> dxd, dyd;
-  const void* x(DType d, Place p) const {
-    if (p == Place::device) return d == DType::f32 ? static_cast<const void*>(dxf->data()) : dxd->data();
-    return d == DType::f32 ? static_cast<const void*>(xf.data()) : xd.data();
+  Typed<float> f32;
+  Typed<double> f64;
+  Typed<half> f16;
+  Typed<bfloat16> bf16;
+  void fill(DType d, const std::vector<double>& xd, const std::vector<double>& yd, Context* device_ctx) {
+    switch (d) {
+      case DType::f32: return f32.fill(xd, yd, device_ctx);
+      case DType::f16: return f16.fill(xd, yd, device_ctx);
+      case DType::bf16: return bf16.fill(xd, yd, device_ctx);
+      default: return f64.fill(xd, yd, device_ctx);
+    }
   }
-  const void* y(DType d, Place p) const {
-    if (p == Place::device) return d == DType::f32 ? static_cast<const void*>(dyf->data()) : dyd->data();
-    return d == DType::f32 ? static_cast<const void*>(yf.data()) : yd.data();
+  const void* at(DType d, bool second, Place p) const {
+    switch (d) {
+      case DType::f32: return f32.at(second, p);
+      case DType::f16: return f16.at(second, p);
+      case DType::bf16: return bf16.at(second, p);
+      default: return f64.at(second, p);
+    }
   }
+  const void* x(DType d, Place p) const { return at(d, false, p); }
+  const void* y(DType d, Place p) const { return at(d, true, p); }
 };
 
 Stats time_calls(const std::function<double()>& f, std::size_t n, int reps, double& value) {
@@ -126,18 +159,12 @@ std::vector<ReductionResult> measure_reductions(const ReductionPlan& plan, Progr
       continue;
     const std::size_t max_n = std::size_t(1) << *std::max_element(sizes.begin(), sizes.end());
     Operands ops;
-    std::mt19937_64 rng(16);
-    std::uniform_real_distribution<double> u(-1.0, 1.0);
-    ops.xd.resize(max_n), ops.yd.resize(max_n), ops.xf.resize(max_n), ops.yf.resize(max_n);
-    for (std::size_t i = 0; i < max_n; ++i) {
-      ops.xd[i] = u(rng), ops.yd[i] = u(rng);
-      ops.xf[i] = static_cast<float>(ops.xd[i]), ops.yf[i] = static_cast<float>(ops.yd[i]);
-    }
-    if (place == Place::device) {
-      ops.dxf = std::make_unique<Buffer<float>>(*device_ctx, max_n), ops.dyf = std::make_unique<Buffer<float>>(*device_ctx, max_n);
-      ops.dxd = std::make_unique<Buffer<double>>(*device_ctx, max_n), ops.dyd = std::make_unique<Buffer<double>>(*device_ctx, max_n);
-      ops.dxf->upload(ops.xf.data(), max_n), ops.dyf->upload(ops.yf.data(), max_n);
-      ops.dxd->upload(ops.xd.data(), max_n), ops.dyd->upload(ops.yd.data(), max_n);
+    {
+      std::mt19937_64 rng(16);
+      std::uniform_real_distribution<double> u(-1.0, 1.0);
+      std::vector<double> xd(max_n), yd(max_n);
+      for (std::size_t i = 0; i < max_n; ++i) xd[i] = u(rng), yd[i] = u(rng);
+      for (DType d : plan.dtypes) ops.fill(d, xd, yd, place == Place::device ? device_ctx : nullptr);
     }
     const double ceiling = place == Place::host ? plan.host_gbps : plan.device_gbps;
     for (DType d : plan.dtypes)
@@ -159,7 +186,8 @@ std::vector<ReductionResult> measure_reductions(const ReductionPlan& plan, Progr
             const void* yp = ops.y(d, place);
             x.seconds = time_calls([&] { return run.run(red, d, n, xp, yp); }, n, plan.reps, value);
             x.gbps = double(x.bytes_per_element) * double(n) / x.seconds.median / 1e9;
-            const double tolerance = d == DType::f32 ? 1e-3 : 1e-9;
+            // Peers accumulate 16-bit data in float (what a user writes), f32 in f32.
+            const double tolerance = d == DType::f64 ? 1e-9 : is_storage16(d) ? 1e-2 : 1e-3;
             x.verified = run.peer ? std::fabs(value - want) <= tolerance * std::max(1.0, std::fabs(want))
                                   : std::memcmp(&value, &want, sizeof value) == 0;
             if (ceiling > 0) x.pct_of_measured_ceiling = 100.0 * x.gbps / ceiling;
