@@ -1,8 +1,8 @@
 // The Highway expression evaluator's own edges (backends/highway/expr-inl.h), on every
 // target this CPU supports (forced one by one), with 1 and 2 threads, with streaming
 // stores and the threaded path reached by small arrays (lowered tuning) and not: every
-// opcode in f32 and f64, every pattern of broadcast operands, mixed dtypes (casts, select
-// with a condition of the other dtype), sizes around the vector, block and piece
+// opcode in f32, f64, f16 and bf16, every pattern of broadcast operands, mixed dtypes (casts, select
+// with a condition of the other dtype, 16-bit data widened, rounded by casts and stores), sizes around the vector, block and piece
 // boundaries, each operand at its own element offset 0..3 from a 64-byte boundary, in
 // place, two outputs, an output that copies an input another output overwrites, uniform
 // outputs, and more live values than L1 holds. Each call is compared bit for bit (any
@@ -32,7 +32,7 @@ namespace {
 
 namespace hw = ew::detail::highway;
 
-constexpr std::size_t guard = 16;  // elements: keeps offset 0 on a 64-byte boundary in both dtypes
+constexpr std::size_t guard = 32;  // elements: keeps offset 0 on a 64-byte boundary in every dtype
 // Blocks forced to this size (set_expr_block_elements), so that small arrays cross them.
 constexpr std::size_t block = 256;
 // Around the vector, forced block and piece edges, and the default blocks' (up to 2048).
@@ -83,23 +83,47 @@ struct Array {
   }
   float* f() const { return reinterpret_cast<float*>(bytes.get()); }
   double* d() const { return reinterpret_cast<double*>(bytes.get()); }
+  half* h() const { return reinterpret_cast<half*>(bytes.get()); }
+  bfloat16* b() const { return reinterpret_cast<bfloat16*>(bytes.get()); }
   void set(std::size_t i, double v) const {
-    if (dtype == DType::f32) f()[i] = static_cast<float>(v);
-    else d()[i] = v;
+    switch (dtype) {
+      case DType::f32: f()[i] = static_cast<float>(v); break;
+      case DType::f64: d()[i] = v; break;
+      case DType::f16: h()[i] = half(v); break;
+      case DType::bf16: b()[i] = bfloat16(v); break;
+    }
   }
   void poison_all() const {
     for (std::size_t i = 0; i < count; ++i) {
-      if (dtype == DType::f32) f()[i] = poison<float>();
-      else d()[i] = poison<double>();
+      switch (dtype) {
+        case DType::f32: f()[i] = poison<float>(); break;
+        case DType::f64: d()[i] = poison<double>(); break;
+        case DType::f16: h()[i] = poison<half>(); break;
+        case DType::bf16: b()[i] = poison<bfloat16>(); break;
+      }
     }
   }
   bool same_at(std::size_t i, const Array& o) const {
-    if (dtype == DType::f32) return same_bits(f()[i], o.f()[i]) && is_poison(f()[i]) == is_poison(o.f()[i]);
-    return same_bits(d()[i], o.d()[i]) && is_poison(d()[i]) == is_poison(o.d()[i]);
+    switch (dtype) {
+      case DType::f32: return same_bits(f()[i], o.f()[i]) && is_poison(f()[i]) == is_poison(o.f()[i]);
+      case DType::f64: return same_bits(d()[i], o.d()[i]) && is_poison(d()[i]) == is_poison(o.d()[i]);
+      case DType::f16: return same_bits(h()[i], o.h()[i]) && is_poison(h()[i]) == is_poison(o.h()[i]);
+      case DType::bf16: break;
+    }
+    return same_bits(b()[i], o.b()[i]) && is_poison(b()[i]) == is_poison(o.b()[i]);
+  }
+  double get(std::size_t i) const {
+    switch (dtype) {
+      case DType::f32: return f()[i];
+      case DType::f64: return d()[i];
+      case DType::f16: return static_cast<double>(h()[i]);
+      case DType::bf16: break;
+    }
+    return static_cast<double>(b()[i]);
   }
   std::string show(std::size_t i) const {
     char text[64];
-    std::snprintf(text, sizeof text, "%a", dtype == DType::f32 ? static_cast<double>(f()[i]) : d()[i]);
+    std::snprintf(text, sizeof text, "%a", get(i));
     return text;
   }
 };
@@ -124,14 +148,22 @@ const std::vector<double>& special_values() {
   return v;
 }
 
-// Random values over several binades, about one in six replaced by a special value.
+// Random values over several binades, about one in six replaced by a special value (for
+// 16-bit data, half of those any bit pattern: NaN payloads, subnormals).
 Array random_array(DType t, std::size_t count) {
   Array a(t, count);
   std::uniform_real_distribution<double> mantissa(-2, 2);
   std::uniform_int_distribution<int> exponent(-8, 8), pick(0, 5);
   std::uniform_int_distribution<std::size_t> special(0, special_values().size() - 1);
-  for (std::size_t i = 0; i < count; ++i)
+  for (std::size_t i = 0; i < count; ++i) {
+    if (is_storage16(t) && pick(rng()) == 0) {
+      const auto bits = static_cast<std::uint16_t>(rng()());
+      if (t == DType::f16) a.h()[i] = half::from_bits(bits);
+      else a.b()[i] = bfloat16::from_bits(bits);
+      continue;
+    }
     a.set(i, pick(rng()) == 0 ? special_values()[special(rng())] : std::ldexp(mantissa(rng()), exponent(rng())));
+  }
   return a;
 }
 
@@ -156,7 +188,7 @@ Case make(std::string name, std::vector<Expr> outputs, std::vector<DType> inputs
 // Every opcode, every broadcast pattern, every dtype mix, the aliasing cases.
 std::vector<Case> cases() {
   std::vector<Case> all;
-  for (DType t : {DType::f32, DType::f64}) {
+  for (DType t : {DType::f32, DType::f64, DType::f16, DType::bf16}) {
     const std::string T = to_string(t);
     const Expr x = input(0, t), y = input(1, t), z = input(2, t), p = param(0, t), q = param(1, t);
     const std::vector<DType> three(3, t);
@@ -250,6 +282,33 @@ std::vector<Case> cases() {
   all.push_back(make("in place two outputs {x = x + y, y = x - y}",
                      {input<float>(0) + input<float>(1), input<float>(0) - input<float>(1)},
                      {DType::f32, DType::f32}, {}, {0, 1}));
+  // 16-bit data: widened (exactly) into registers, rounded by casts (from f32, from f64
+  // straight, from the other 16-bit type) and by stores, uniform 16-bit outputs, mixed
+  // storage types, in place.
+  {
+    const Expr h = input<half>(0), g = input<bfloat16>(1), f32 = input<float>(2), f64 = input<double>(2);
+    const Expr h2 = input<half>(1), g0 = input<bfloat16>(0);
+    const std::vector<DType> hgf{DType::f16, DType::bf16, DType::f32}, hgd{DType::f16, DType::bf16, DType::f64};
+    all.push_back(make("f16 -> f32, bf16 -> f64", {cast<float>(h), cast<double>(g)}, hgf));
+    all.push_back(make("f32 -> f16, f32 -> bf16", {cast<half>(f32), cast<bfloat16>(f32)}, hgf));
+    all.push_back(make("f64 -> f16, f64 -> bf16 (once)", {cast<half>(f64), cast<bfloat16>(f64)}, hgd));
+    all.push_back(make("cast<f32>(cast<f16>(f64))", {cast<float>(cast<half>(f64)) + f64}, hgd));
+    all.push_back(make("f16 -> bf16, bf16 -> f16", {cast<bfloat16>(h), cast<half>(g)}, hgf));
+    all.push_back(make("f16 * bf16 (f32)", {h * g, cast<half>(h * g)}, hgf));
+    all.push_back(make("cast<f16>(h * h) inside", {cast<half>(h * h) + h, h * h + h}, hgf));
+    all.push_back(make("f16 + f64", {h + f64}, hgd));
+    all.push_back(make("select(f16, f64, f64)", {select(h, f64, f64 * 2)}, hgd));
+    all.push_back(make("select(f64, f16, f16)", {select(f64, h, cast<half>(f64))}, hgd));
+    all.push_back(make("select(bf16, f32, p)", {select(g, f32, param<float>(0))}, hgf, {3.5}));
+    all.push_back(make("{p16 * 2, bf16 p}: uniform 16-bit outputs", {param<half>(0) * 2, param<bfloat16>(1)}, {},
+                       {0.1, 65504.0 * 2}));
+    all.push_back(make("{x16, max(x16, 0), x16}", {h, ew::max(h, 0), h}, hgf));
+    all.push_back(make("in place f16 x = x * 2 + y", {h * 2 + h2}, {DType::f16, DType::f16}, {}, {0}));
+    all.push_back(make("in place bf16 swap {x, y} = {y, x}", {input<bfloat16>(1), g0}, {DType::bf16, DType::bf16}, {},
+                       {0, 1}));
+    all.push_back(make("in place {x = y * x, x} in f16", {h2 * h, h}, {DType::f16, DType::f16}, {}, {0, -1}));
+    all.push_back(make("bf16 in, f32 and f16 out", {cast<float>(g0) * 0.5f, cast<half>(g0)}, {DType::bf16}));
+  }
   // More live values than L1 holds: every term is read again by the second chain.
   {
     const Expr x = input<double>(0);
@@ -266,6 +325,26 @@ struct Result {
   std::vector<Array> inputs, outputs;  // as after the call
 };
 
+InputArray input_span(const Array& a, std::size_t first, std::size_t n) {
+  switch (a.dtype) {
+    case DType::f32: return Span<const float>(a.f() + first, n);
+    case DType::f64: return Span<const double>(a.d() + first, n);
+    case DType::f16: return Span<const half>(a.h() + first, n);
+    case DType::bf16: break;
+  }
+  return Span<const bfloat16>(a.b() + first, n);
+}
+
+OutputArray output_span(const Array& a, std::size_t first, std::size_t n) {
+  switch (a.dtype) {
+    case DType::f32: return Span<float>(a.f() + first, n);
+    case DType::f64: return Span<double>(a.d() + first, n);
+    case DType::f16: return Span<half>(a.h() + first, n);
+    case DType::bf16: break;
+  }
+  return Span<bfloat16>(a.b() + first, n);
+}
+
 // One call on `ctx` over copies of `init`, each operand at its pattern's offset.
 Result run_case(Context& ctx, const Case& c, std::size_t n, int pattern, const std::vector<Array>& init,
              const Layout& layout = {}) {
@@ -274,8 +353,7 @@ Result run_case(Context& ctx, const Case& c, std::size_t n, int pattern, const s
   std::vector<InputArray> ins(c.inputs.size());
   for (std::size_t s = 0; s < c.inputs.size(); ++s) {
     r.inputs.push_back(init[s].clone(first_of(s) + n + layout.trail, layout.fence));
-    if (c.inputs[s] == DType::f32) ins[s] = Span<const float>(r.inputs[s].f() + first_of(s), n);
-    else ins[s] = Span<const double>(r.inputs[s].d() + first_of(s), n);
+    ins[s] = input_span(r.inputs[s], first_of(s), n);
   }
   std::vector<OutputArray> outs(c.in_place.size());
   for (std::size_t k = 0; k < outs.size(); ++k) {
@@ -288,8 +366,7 @@ Result run_case(Context& ctx, const Case& c, std::size_t n, int pattern, const s
       r.outputs.emplace_back(t, first_of(operand) + n + layout.trail, layout.fence);
       r.outputs.back().poison_all();
     }
-    if (t == DType::f32) outs[k] = Span<float>(r.outputs[k].f() + first_of(operand), n);
-    else outs[k] = Span<double>(r.outputs[k].d() + first_of(operand), n);
+    outs[k] = output_span(r.outputs[k], first_of(operand), n);
   }
   c.kernel.run(ctx, ins.data(), ins.size(), outs.data(), outs.size(), c.params.data(), c.params.size());
   return r;
