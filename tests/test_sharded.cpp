@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "ew_internal/convert_eval.hpp"
 #include "ew_internal/multi_device.hpp"
 #include "ew_internal/program.hpp"
 #include "ew_internal/registry.hpp"
@@ -133,6 +134,11 @@ class Recorder final : public detail::BackendImpl {
     record(c.outputs[0], c.n);
     inner_->run_expr(c);
   }
+  bool supports(DType) const override { return true; }
+  void run_convert(const detail::ConvertCall& c) override {
+    record(c.out, c.n);
+    inner_->run_convert(c);
+  }
   void synchronize() override {}
   bool accepts(MemorySpace) const override { return true; }
 
@@ -194,6 +200,35 @@ TEST(MultiDeviceSplit, OpsAreCutByTheRuleAndGiveOneBackendsBits) {
       for (MemorySpace space : {MemorySpace::host, MemorySpace::managed}) {  // threads, then one by one
         split_ops_match_reference<float>(md, n, space);
         split_ops_match_reference<double>(md, n, space);
+        split_ops_match_reference<half>(md, n, space);
+        split_ops_match_reference<bfloat16>(md, n, space);
+      }
+  }
+}
+
+// ew::convert between dtypes of different sizes: both operands cut at the same elements.
+template <class From, class To>
+void split_convert_matches_reference(detail::MultiDevice& md, std::size_t n, MemorySpace space) {
+  const std::vector<From> in = random_vector<From>(n);
+  std::vector<To> expected(n), got(n, poison<To>());
+  for (std::size_t i = 0; i < n; ++i) expected[i] = detail::convert_element<From, To>(in[i]);
+  detail::ConvertCall c{dtype_v<From>, dtype_v<To>, n, in.data(), got.data(), space, space, "scalar"};
+  md.run_convert(c);
+  EXPECT_EQ(std::memcmp(got.data(), expected.data(), n * sizeof(To)), 0)
+      << to_string(dtype_v<From>) << " -> " << to_string(dtype_v<To>) << ", n " << n;
+  expect_parts(got.data(), n, static_cast<std::size_t>(md.shard_count()), sizeof(To), shard_group);
+}
+
+TEST(MultiDeviceSplit, ConvertsAreCutAtTheSameElements) {
+  for (int count : {2, 3}) {
+    std::vector<int> devices;
+    for (int d = 0; d < count; ++d) devices.push_back(d);
+    detail::MultiDevice md(recorders, ContextOptions{}, devices);
+    for (std::size_t n : {std::size_t(1), std::size_t(17), std::size_t(100003)})
+      for (MemorySpace space : {MemorySpace::host, MemorySpace::managed}) {
+        split_convert_matches_reference<float, bfloat16>(md, n, space);
+        split_convert_matches_reference<half, double>(md, n, space);
+        split_convert_matches_reference<double, half>(md, n, space);
       }
   }
 }
@@ -311,6 +346,30 @@ TEST_P(Sharded, BadCallsWriteNothing) {
   std::vector<float> got(n);
   sc.download(got.data(), n);
   EXPECT_EQ(got, poison);
+}
+
+// 16-bit sharded arrays: the ops, and ew::convert between sharded arrays, give the plain
+// calls' bits.
+TEST_P(Sharded, Storage16OpsAndConvertGiveThePlainCallsBits) {
+  Context ctx(GetParam());
+  const std::size_t n = 100003;
+  const std::vector<float> f = random_vector<float>(n);
+  ShardedBuffer<float> sf(ctx, n), back(ctx, n);
+  ShardedBuffer<bfloat16> sb(ctx, n), sc(ctx, n);
+  sf.upload(f.data(), n);
+  ew::convert<float, bfloat16>(ctx, sf, sb);
+  ew::triad<bfloat16>(ctx, sb, 0.75f, sb, sc);
+  ew::convert<bfloat16, float>(ctx, sc, back);
+  ctx.synchronize();
+  std::vector<bfloat16> b(n), c(n);
+  std::vector<float> want(n), got(n);
+  ew::convert<float, bfloat16>(ctx, f, b);
+  ew::triad<bfloat16>(ctx, b, 0.75f, b, c);
+  ew::convert<bfloat16, float>(ctx, c, want);
+  back.download(got.data(), n);
+  EXPECT_EQ(std::memcmp(got.data(), want.data(), n * sizeof(float)), 0);
+  ShardedBuffer<half> shorter(ctx, n - 1);
+  expect_error(Errc::size_mismatch, [&] { ew::convert<float, half>(ctx, sf, shorter); }, "ew::convert: in has");
 }
 
 INSTANTIATE_TEST_SUITE_P(scalar, Sharded, testing::Values(Backend::scalar));

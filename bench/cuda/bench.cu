@@ -1,9 +1,10 @@
 // ew-cuda-bench: the cuda backend beside its peers, in one run on one GPU.
 //   1. the GPU, its spec bandwidth (memory clock x bus width x 2) and a 1 GiB
 //      device-to-device cudaMemcpy;
-//   2. every op x dtype x n in {2^20, 2^22, ..., 2^28}: ew vs cub::DeviceTransform, and
-//      axpy/copy vs cuBLAS for n >= 2^24 (cold cache: operands rotate through an arena
-//      many times the L2, so no call finds its data in L2);
+//   2. every op x dtype (f32, f64, f16, bf16) x n in {2^20, 2^22, ..., 2^28}: ew vs
+//      cub::DeviceTransform, and axpy/copy vs cuBLAS for n >= 2^24 (cold cache: operands
+//      rotate through an arena many times the L2, so no call finds its data in L2); then
+//      the elements per second of f16 and bf16 over f32's;
 //   3. the kernels under other policies (per-thread vector loads or bulk copies, tile
 //      sizes, dependent launch) beside cub, to show why the product's was chosen;
 //   4. time per call for n <= 2^16 vs an empty kernel launch (back to back, warm);
@@ -22,15 +23,18 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <type_traits>
 #include <vector>
 
 #include "arena.hpp"
 #include "ew/ew.hpp"
+#include "ew_internal/convert_eval.hpp"
 #include "kernel_variants.cuh"
 #include "peers.hpp"
 #include "pipeline.hpp"
@@ -85,10 +89,12 @@ double wall_seconds(const std::function<void()>& f, int reps) {
   return median(t);
 }
 
-__global__ void fill_kernel(float* p, std::size_t n) {
+// Floats in [1, 2) (finite, never zero) whose 16-bit halves are also normal numbers in
+// [1/128, 2) as f16 and as bf16, so that the arena serves every dtype.
+__global__ void fill_kernel(std::uint32_t* p, std::size_t n) {
   for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x) {
     unsigned h = unsigned(i) * 2654435761u ^ unsigned(i >> 32);
-    p[i] = 1.0f + float(h >> 9) * (1.0f / 8388608.0f);  // [1, 2): finite, never zero
+    p[i] = 0x3F800000u | (h >> 25) << 16 | 0x3C00u | (h >> 9 & 0x3FFu);
   }
 }
 
@@ -116,8 +122,8 @@ enum class Engine { vector, bulk, bulk_store, ring, ring_store };
 template <Op op, class T, Engine engine, int fixed_tile, int ring_blocks_per_sm>
 void launch_policy(std::size_t n, const void* a, const void* b, void* out, double s, double t, cudaStream_t stream,
                    int sm_count, bool dependent_launch) {
-  auto p = k::make_stream_args<T>(n, static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(out), T(s),
-                                  T(t));
+  auto p = k::make_stream_args<T>(n, static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(out),
+                                  compute_t<T>(s), compute_t<T>(t));
   if constexpr (engine == Engine::vector) {
     auto kernel = k::stream_kernel<op, T, 4, true, k::Hint::streaming>;
     static int occupancy = 0;
@@ -249,7 +255,7 @@ int main(int argc, char** argv) try {
   arena.bytes = std::size_t(8) << 30;
   Buffer<char> arena_buffer(ctx, arena.bytes);
   arena.base = arena_buffer.data();
-  fill_kernel<<<gpu.sm_count * 8, 256, 0, stream>>>(reinterpret_cast<float*>(arena.base), arena.bytes / 4);
+  fill_kernel<<<gpu.sm_count * 8, 256, 0, stream>>>(reinterpret_cast<std::uint32_t*>(arena.base), arena.bytes / 4);
   check(cudaStreamSynchronize(stream), "fill");
 
   {  // device-to-device copy of 1 GiB, read + write counted
@@ -270,28 +276,24 @@ int main(int argc, char** argv) try {
   std::vector<int> logs = quick ? std::vector<int>{20, 24, 28} : std::vector<int>{20, 22, 24, 26, 28};
 
   auto ew_call = [&](Op op, DType d, std::size_t n, Arena::Ptrs p, double s, double t) {
-    if (d == DType::f32) {
-      Operands<float> args;
-      args.a = Span<const float>(static_cast<const float*>(p.a), n, MemorySpace::device);
-      if (info(op).input_streams == 2) args.b = Span<const float>(static_cast<const float*>(p.b), n, MemorySpace::device);
-      args.out = Span<float>(static_cast<float*>(p.out), n, MemorySpace::device);
-      args.s = float(s), args.t = float(t);
+    detail::dispatch_dtype(d, [&](auto tag) {
+      using T = decltype(tag);
+      Operands<T> args;
+      args.a = Span<const T>(static_cast<const T*>(p.a), n, MemorySpace::device);
+      if (info(op).input_streams == 2) args.b = Span<const T>(static_cast<const T*>(p.b), n, MemorySpace::device);
+      args.out = Span<T>(static_cast<T*>(p.out), n, MemorySpace::device);
+      args.s = compute_t<T>(s), args.t = compute_t<T>(t);
       run(ctx, op, args);
-    } else {
-      Operands<double> args;
-      args.a = Span<const double>(static_cast<const double*>(p.a), n, MemorySpace::device);
-      if (info(op).input_streams == 2) args.b = Span<const double>(static_cast<const double*>(p.b), n, MemorySpace::device);
-      args.out = Span<double>(static_cast<double*>(p.out), n, MemorySpace::device);
-      args.s = s, args.t = t;
-      run(ctx, op, args);
-    }
+    });
   };
+  constexpr DType bench_dtypes[] = {DType::f32, DType::f64, DType::f16, DType::bf16};
+  std::map<std::tuple<Op, DType, int>, double> ew_seconds;  // for the 16-bit over f32 summary
   const double s = 0.5, t = 0.25;
 
   std::printf("Cold-cache GB/s (bytes of the op table), median of %d batches; ratio = ew / peer\n", batches);
   std::printf("%-6s %-4s %5s %9s %9s %7s %9s %7s\n", "op", "type", "log2n", "ew", "cub", "ew/cub", "cuBLAS", "ew/blas");
   for (const OpInfo& oi : op_table)
-    for (DType d : all_dtypes)
+    for (DType d : bench_dtypes)
       for (int lg : logs) {
         if (tune) break;
         const std::size_t n = std::size_t(1) << lg;
@@ -303,6 +305,7 @@ int main(int argc, char** argv) try {
           auto p = arena.at(oi.op, n, d, j);
           cub.run(oi.op, d, n, p.a, p.b, p.out, s, t, stream);
         }, batch, batches);
+        ew_seconds[{oi.op, d, lg}] = t_ew;
         std::printf("%-6s %-4s %5d %9.0f %9.0f %7.3f", oi.name, to_string(d), lg, bytes / t_ew / 1e9,
                     bytes / t_cub / 1e9, t_cub / t_ew);
         csv.row(std::string("ops,") + oi.name + "," + to_string(d) + "," + std::to_string(lg) + ",ew," +
@@ -321,6 +324,19 @@ int main(int argc, char** argv) try {
         }
         std::printf("\n");
       }
+  if (!tune) {
+    // Half the bytes per element: the goal is at least 1.9x f32's elements per second at 2^28.
+    std::printf("\nElements per second of f16 and bf16 over f32's, same run (ew)\n");
+    std::printf("%-6s %5s %7s %7s\n", "op", "log2n", "f16", "bf16");
+    for (const OpInfo& oi : op_table)
+      for (int lg : logs) {
+        const double f32 = ew_seconds.at({oi.op, DType::f32, lg});
+        const double f16 = f32 / ew_seconds.at({oi.op, DType::f16, lg}), bf16 = f32 / ew_seconds.at({oi.op, DType::bf16, lg});
+        std::printf("%-6s %5d %7.3f %7.3f\n", oi.name, lg, f16, bf16);
+        csv.row(std::string("ops16,") + oi.name + ",f16," + std::to_string(lg) + ",ew/f32,,," + std::to_string(f16));
+        csv.row(std::string("ops16,") + oi.name + ",bf16," + std::to_string(lg) + ",ew/f32,,," + std::to_string(bf16));
+      }
+  }
 
   std::printf("\nKernel policies of backends/cuda/kernels.cuh, cold-cache GB/s, and each / cub::DeviceTransform in "
               "the same run (cub is timed before and after the policies: the ratio is to the mean, and cub2/cub1 "
@@ -415,6 +431,10 @@ int main(int argc, char** argv) try {
   run_policies(Op::axpy, DType::f64, policies<Op::axpy, double>());
   run_policies(Op::triad, DType::f32, policies<Op::triad, float>());
   run_policies(Op::axpby, DType::f32, policies<Op::axpby, float>());
+  run_policies(Op::add, DType::bf16, policies<Op::add, bfloat16>());
+  run_policies(Op::add, DType::f16, policies<Op::add, half>());
+  run_policies(Op::triad, DType::bf16, policies<Op::triad, bfloat16>());
+  run_policies(Op::axpy, DType::f16, policies<Op::axpy, half>());
 
   if (!tune) {
     std::printf("\nSmall n, warm, back to back: microseconds per call (ratio = call / empty launch)\n");

@@ -85,8 +85,8 @@ struct Arena {
     refill();
   }
   // Every element holds a normal float in [1, 2); read as doubles the same bytes
-  // are normal numbers near 2^-7, read as f16 or bf16 normal numbers in [2^-7, 2) (on the
-  // host). Never zero, never subnormal.
+  // are normal numbers near 2^-7, read as f16 or bf16 normal numbers in [2^-7, 2).
+  // Never zero, never subnormal.
   void refill() {
     if (place == Place::host) cpu::host_fill(base, bytes / 4, DType::f32, 11);
     else gpu::fill(base, bytes / 4, DType::f32, 11);
@@ -194,11 +194,7 @@ std::vector<Target> make_targets(const std::vector<Backend>& requested, bool qui
       t.place = p.on_device ? Place::device : Place::host;
       t.events = p.on_device;
       t.exact = false;
-      // The GPU peers (bench/cuda/peers.cu) take f32 and f64 arrays only so far.
-      if (p.on_device)
-        t.supports = [supports = p.supports](Op op, DType d) { return !is_storage16(d) && supports(op, d); };
-      else
-        t.supports = p.supports;
+      t.supports = p.supports;
       void* stream = p.on_device ? gpu::stream() : nullptr;
       t.run = [p, stream](const Call& c) { p.run(c.op, c.dtype, c.n, c.a, c.b, c.out, c.s, c.t, stream); };
       t.sync = [] {};

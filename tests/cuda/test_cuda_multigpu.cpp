@@ -1,7 +1,7 @@
 // A cuda context over several GPUs (labels gpu;multigpu): ew::ShardedBuffer ops and
 // kernels on every device at once, host-resident and managed operands split across the
 // devices' pipelines, device pointers refused with the reason, errors naming the device,
-// reductions refused. Every result is compared bit for bit with the scalar reference.
+// reductions refused; f16 and bf16 ops and conversions. Every result is compared bit for bit with the scalar reference.
 // Skipped, with the reason, where fewer than 2 GPUs are usable.
 #include <cuda_runtime.h>
 
@@ -114,6 +114,47 @@ TEST_F(MultiGpu, ShardedOpsOnBothDevicesMatchTheReference) {
     sharded_ops_match_reference<float>(ctx, n);
     sharded_ops_match_reference<double>(ctx, n);
   }
+}
+
+// f16 and bf16: the ops on sharded arrays, ew::convert between sharded arrays (shards of
+// different element sizes cover the same elements), and ew::convert of pinned and managed
+// operands split across the devices; pageable operands are refused naming the device.
+TEST_F(MultiGpu, Storage16ShardedOpsAndConverts) {
+  Context ctx(Backend::cuda, two()), reference(Backend::scalar);
+  for (std::size_t n : {std::size_t(1), std::size_t(17), std::size_t(1000003)}) {
+    sharded_ops_match_reference<half>(ctx, n);
+    sharded_ops_match_reference<bfloat16>(ctx, n);
+  }
+  const std::size_t n = 300001;
+  const std::vector<float> f = random_vector<float>(n);
+  std::vector<half> h_want(n);
+  std::vector<double> d_want(n), d_got(n);
+  convert<float, half>(reference, f, h_want);
+  convert<half, double>(reference, h_want, d_want);
+  ShardedBuffer<float> sf(ctx, n);
+  ShardedBuffer<half> sh(ctx, n);
+  ShardedBuffer<double> sd(ctx, n);
+  sf.upload(f.data(), n);
+  convert<float, half>(ctx, sf, sh);
+  convert<half, double>(ctx, sh, sd);
+  ctx.synchronize();
+  sd.download(d_got.data(), n);
+  EXPECT_EQ(std::memcmp(d_got.data(), d_want.data(), n * sizeof(double)), 0) << "sharded f32 -> f16 -> f64";
+
+  for (MemorySpace space : {MemorySpace::pinned, MemorySpace::managed}) {
+    Buffer<float> in(ctx, n, space);
+    Buffer<half> out(ctx, n, space);
+    std::copy(f.begin(), f.end(), in.data());
+    std::fill(out.data(), out.data() + n, poison<half>());
+    convert<float, half>(ctx, in.span(), out.span());
+    ctx.synchronize();
+    EXPECT_EQ(std::memcmp(out.data(), h_want.data(), n * sizeof(half)), 0) << to_string(space);
+  }
+  std::vector<half> pageable(n, poison<half>());
+  Buffer<float> pinned(ctx, n, MemorySpace::pinned);
+  expect_error(Errc::foreign_memory, [&] { convert<float, half>(ctx, pinned.span(), Span<half>(pageable.data(), n)); },
+               "device 0: ew::convert: out is pageable host memory");
+  for (const half& x : pageable) ASSERT_EQ(x.bits, poison<half>().bits);
 }
 
 // Every visible device at once (4 on a 4-GPU machine), with the split's remainder groups.

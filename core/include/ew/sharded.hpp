@@ -184,6 +184,19 @@ void axpby(Context& ctx, scalar_of<T> s, const ShardedBuffer<detail::nd<T>>& x, 
   detail::run_sharded<T>(ctx, Op::axpby, x, nullptr, y, s, t);
 }
 
+// ew::convert on sharded arrays: each device converts its shard. Shards of every dtype
+// cover the same elements (shard_group), so shard k of `in` and of `out` match.
+template <class From, class To>
+void convert(Context& ctx, const ShardedBuffer<detail::nd<From>>& in, ShardedBuffer<To>& out) {
+  const char* call = "ew::convert";
+  const std::vector<int> devices = ctx.devices();
+  detail::check_layout(call, "out", out.size(), out.devices(), out.size(), devices);
+  detail::check_layout(call, "in", in.size(), in.devices(), out.size(), devices);
+  detail::for_each_shard(ctx, devices, [&](Context& shard, int k) {
+    convert<From, To>(shard, Span<const From>(in.shard(k)), out.shard(k));
+  });
+}
+
 // Reductions do not run over several devices: the fixed summation tree spans the whole
 // array, and per-device partial results would not give its bits (docs/multigpu.md). A call
 // on a ShardedBuffer does not compile; reduce a shard on its device instead,
