@@ -1,6 +1,6 @@
 // ew_fuzz: a differential fuzzer of the public API against a reference of its own.
 //
-// Each call draws a backend (every usable one), a dtype, an op kind, a size skewed
+// Each call draws a backend (every usable one), a dtype (f32, f64, f16, bf16), an op kind, a size skewed
 // small (up to 2^20), an element offset for every operand, an aliasing pattern the API
 // allows (exact aliasing of the output, any overlap between inputs), scalars and inputs
 // that mix ordinary values with NaN, +-inf, +-0, subnormals and the extremes, and elements
@@ -13,7 +13,10 @@
 //
 // The reference is written here from the documented formulas (ew/ops.hpp's op table)
 // with std::fma. It deliberately uses neither ew::apply nor any backend, so that a wrong
-// formula in the library's own reference is caught too.
+// formula in the library's own reference is caught too. 16-bit data (f16, bf16) follows the
+// documented storage rule: the formula in float on the widened elements, with float
+// scalars (a 16-bit param's rounded to its type first), rounded once to 16 bits (the
+// library's conversions, which tests/float16 checks against IEEE 754).
 //
 // Extending it: an op kind, an op or an expression, is one entry of kinds<T>() (a
 // generator, a reference, a call); a new element type is one more line in dtype_runners. Each call draws from its
@@ -68,7 +71,15 @@ Rng call_rng(std::uint64_t seed, std::uint64_t call) {
 template <class T> struct BitsOf;
 template <> struct BitsOf<float> { using type = std::uint32_t; static constexpr int mantissa_bits = 23; };
 template <> struct BitsOf<double> { using type = std::uint64_t; static constexpr int mantissa_bits = 52; };
+template <> struct BitsOf<ew::half> { using type = std::uint16_t; static constexpr int mantissa_bits = 10; };
+template <> struct BitsOf<ew::bfloat16> { using type = std::uint16_t; static constexpr int mantissa_bits = 7; };
 template <class T> using Bits = typename BitsOf<T>::type;
+
+// The type T's arithmetic and scalars are in: float for the 16-bit storage types.
+template <class T> using C = ew::compute_t<T>;
+template <class T> C<T> to_compute(T v) { return static_cast<C<T>>(v); }
+template <class T> T from_compute(C<T> v) { return T(v); }
+template <class T> bool is_nan(T v) { return std::isnan(to_compute(v)); }
 
 template <class T>
 T from_bits(Bits<T> b) {
@@ -84,10 +95,13 @@ Bits<T> to_bits(T v) {
 }
 
 // A quiet NaN with a payload that no input carries and no op produces: an output
-// element still holding it was never written.
+// element still holding it was never written. For the 16-bit types a signaling NaN: every
+// 16-bit result is rounded, which quiets NaNs.
 template <class T>
 T poison() {
-  if constexpr (sizeof(T) == 4) return from_bits<T>(0x7fc0deadu);
+  if constexpr (std::is_same_v<T, ew::half>) return from_bits<T>(0x7d5a);
+  else if constexpr (std::is_same_v<T, ew::bfloat16>) return from_bits<T>(0x7f9a);
+  else if constexpr (sizeof(T) == 4) return from_bits<T>(0x7fc0deadu);
   else return from_bits<T>(0x7ff80000deaddeadull);
 }
 template <class T>
@@ -96,7 +110,7 @@ bool is_poison(T v) { return to_bits(v) == to_bits(poison<T>()); }
 // Equal bits, except that any NaN equals any NaN.
 template <class T>
 bool same_value(T got, T want) {
-  if (std::isnan(got) && std::isnan(want)) return true;
+  if (is_nan(got) && is_nan(want)) return true;
   return to_bits(got) == to_bits(want);
 }
 
@@ -145,15 +159,22 @@ T special(Rng& r) {
   }
 }
 
-// One input element: `special_percent` of them special, the rest ordinary.
+// One input element: `special_percent` of them special, the rest ordinary. A 16-bit
+// special is any bit pattern (NaN payloads, subnormals, infinities), half the time, else
+// a float special rounded to it; an ordinary one a float rounded to it.
 template <class T>
 T value(Rng& r, unsigned special_percent) {
-  return r.percent(special_percent) ? special<T>(r) : ordinary<T>(r, 12);
+  if constexpr (ew::is_storage16_v<T>) {
+    if (!r.percent(special_percent)) return from_compute<T>(ordinary<float>(r, 12));
+    return r.below(2) ? from_bits<T>(static_cast<std::uint16_t>(r.next())) : from_compute<T>(special<float>(r));
+  } else {
+    return r.percent(special_percent) ? special<T>(r) : ordinary<T>(r, 12);
+  }
 }
 
-// A scalar: special a fifth of the time.
+// A scalar: special a fifth of the time (in the compute type: float for 16-bit data).
 template <class T>
-T scalar(Rng& r) { return value<T>(r, 20); }
+C<T> scalar(Rng& r) { return value<C<T>>(r, 20); }
 
 // An addend that cancels the product x*y up to its rounding error (or a nudge of one
 // unit in the last place): there a fused multiply-add keeps the error term that a
@@ -179,9 +200,14 @@ struct Draw {
   T* a = nullptr;  // first input (x of axpy/axpby)
   T* b = nullptr;  // second input
   T* y = nullptr;  // the output's old value, for kinds that read it
-  T s = T(1), t = T(1);
+  C<T> s = C<T>(1), t = C<T>(1);
   unsigned cancel_percent = 0;  // elements the generator should make fma-sensitive
 };
+
+// cancelling() for element types of any width: the addend computed in the compute type,
+// then stored (rounded, for 16-bit data: the cancellation is then only near).
+template <class T>
+T cancel(Rng& r, C<T> x, T y) { return from_compute<T>(cancelling<C<T>>(r, x, to_compute(y))); }
 
 template <class T>
 struct OpKind {
@@ -190,10 +216,11 @@ struct OpKind {
   bool in_place;  // the output's old value is read (y)
   // Draws the scalars and adjusts elements (cancellation). Inputs are already random.
   void (*generate)(Rng& r, Draw<T>& d);
-  // The documented formula for one element.
-  T (*reference)(T a, T b, T y, T s, T t);
+  // The documented formula for one element, in the compute type (the elements widened;
+  // the result is then rounded once to T).
+  C<T> (*reference)(C<T> a, C<T> b, C<T> y, C<T> s, C<T> t);
   // The public call.
-  void (*call)(ew::Context& ctx, ew::Span<const T> a, ew::Span<const T> b, ew::Span<T> out, T s, T t);
+  void (*call)(ew::Context& ctx, ew::Span<const T> a, ew::Span<const T> b, ew::Span<T> out, C<T> s, C<T> t);
   // An expression (ew::Kernel): a backend that does not evaluate expressions yet answers
   // Error(backend_unavailable), counted as unsupported, not as a mismatch.
   bool expression = false;
@@ -205,80 +232,86 @@ template <class T>
 void one_scalar(Rng& r, Draw<T>& d) { d.s = scalar<T>(r); }
 template <class T>
 void two_scalars(Rng& r, Draw<T>& d) { d.s = scalar<T>(r), d.t = scalar<T>(r); }
+// A scalar passed as an ew::param<T>: rounded to T at the call (a no-op for f32 and f64).
+template <class T>
+void one_param(Rng& r, Draw<T>& d) { d.s = to_compute(from_compute<T>(scalar<T>(r))); }
 
 template <class T>
 const std::vector<OpKind<T>>& kinds() {
   using S = ew::Span<const T>;
   using O = ew::Span<T>;
+  using K = C<T>;
   static const std::vector<OpKind<T>> table = {
       {"copy", 1, false, no_scalars<T>,  //
-       [](T a, T, T, T, T) { return a; },
-       [](ew::Context& c, S a, S, O out, T, T) { ew::copy<T>(c, a, out); }},
+       [](K a, K, K, K, K) { return a; },
+       [](ew::Context& c, S a, S, O out, K, K) { ew::copy<T>(c, a, out); }},
       {"scale", 1, false, one_scalar<T>,  //
-       [](T a, T, T, T s, T) { return s * a; },
-       [](ew::Context& c, S a, S, O out, T s, T) { ew::scale<T>(c, s, a, out); }},
+       [](K a, K, K, K s, K) { return s * a; },
+       [](ew::Context& c, S a, S, O out, K s, K) { ew::scale<T>(c, s, a, out); }},
       {"add", 2, false, no_scalars<T>,  //
-       [](T a, T b, T, T, T) { return a + b; },
-       [](ew::Context& c, S a, S b, O out, T, T) { ew::add<T>(c, a, b, out); }},
+       [](K a, K b, K, K, K) { return a + b; },
+       [](ew::Context& c, S a, S b, O out, K, K) { ew::add<T>(c, a, b, out); }},
       {"mul", 2, false, no_scalars<T>,  //
-       [](T a, T b, T, T, T) { return a * b; },
-       [](ew::Context& c, S a, S b, O out, T, T) { ew::mul<T>(c, a, b, out); }},
+       [](K a, K b, K, K, K) { return a * b; },
+       [](ew::Context& c, S a, S b, O out, K, K) { ew::mul<T>(c, a, b, out); }},
       {"triad", 2, false,  // c = fma(s, b, a)
        [](Rng& r, Draw<T>& d) {
          d.s = scalar<T>(r);
          for (std::size_t i = 0; i < d.n; ++i)
-           if (r.percent(d.cancel_percent)) d.a[i] = cancelling(r, d.s, d.b[i]);
+           if (r.percent(d.cancel_percent)) d.a[i] = cancel(r, d.s, d.b[i]);
        },
-       [](T a, T b, T, T s, T) { return std::fma(s, b, a); },
-       [](ew::Context& c, S a, S b, O out, T s, T) { ew::triad<T>(c, a, s, b, out); }},
+       [](K a, K b, K, K s, K) { return std::fma(s, b, a); },
+       [](ew::Context& c, S a, S b, O out, K s, K) { ew::triad<T>(c, a, s, b, out); }},
       {"axpy", 1, true,  // y = fma(s, x, y)
        [](Rng& r, Draw<T>& d) {
          d.s = scalar<T>(r);
          for (std::size_t i = 0; i < d.n; ++i)
-           if (d.y != d.a && r.percent(d.cancel_percent)) d.y[i] = cancelling(r, d.s, d.a[i]);
+           if (d.y != d.a && r.percent(d.cancel_percent)) d.y[i] = cancel(r, d.s, d.a[i]);
        },
-       [](T x, T, T y, T s, T) { return std::fma(s, x, y); },
-       [](ew::Context& c, S x, S, O y, T s, T) { ew::axpy<T>(c, s, x, y); }},
+       [](K x, K, K y, K s, K) { return std::fma(s, x, y); },
+       [](ew::Context& c, S x, S, O y, K s, K) { ew::axpy<T>(c, s, x, y); }},
       {"axpby", 1, true,  // y = fma(s, x, t*y), t*y rounded first
        [](Rng& r, Draw<T>& d) {
          two_scalars(r, d);
          for (std::size_t i = 0; i < d.n; ++i)
-           if (d.y != d.a && d.t != T(0) && std::isfinite(d.t) && r.percent(d.cancel_percent))
-             d.y[i] = cancelling(r, d.s, d.a[i]) / d.t;
+           if (d.y != d.a && d.t != K(0) && std::isfinite(d.t) && r.percent(d.cancel_percent))
+             d.y[i] = from_compute<T>(to_compute(cancel(r, d.s, d.a[i])) / d.t);
        },
-       [](T x, T, T y, T s, T t) { return std::fma(s, x, t * y); },
-       [](ew::Context& c, S x, S, O y, T s, T t) { ew::axpby<T>(c, s, x, t, y); }},
+       [](K x, K, K y, K s, K t) { return std::fma(s, x, t * y); },
+       [](ew::Context& c, S x, S, O y, K s, K t) { ew::axpby<T>(c, s, x, t, y); }},
 
-      // Expressions (docs/expressions.md): every node rounds once, as written.
-      {"expr fma(p0, x0, x1)", 2, false,
+      // Expressions (docs/expressions.md): every node rounds once, as written; 16-bit
+      // nodes compute in f32 and round only where stored or cast.
+      {"expr fma(p0, x0, x1)", 2, false,  // an f32 param on 16-bit data: an f32 node, cast once
        [](Rng& r, Draw<T>& d) {
          d.s = scalar<T>(r);
          for (std::size_t i = 0; i < d.n; ++i)
-           if (d.b != d.a && r.percent(d.cancel_percent)) d.b[i] = cancelling(r, d.s, d.a[i]);
+           if (d.b != d.a && r.percent(d.cancel_percent)) d.b[i] = cancel(r, d.s, d.a[i]);
        },
-       [](T a, T b, T, T s, T) { return std::fma(s, a, b); },
-       [](ew::Context& c, S a, S b, O out, T s, T) {
-         static const ew::Kernel k = ew::compile({ew::fma(ew::param<T>(0), ew::input<T>(0), ew::input<T>(1))});
+       [](K a, K b, K, K s, K) { return std::fma(s, a, b); },
+       [](ew::Context& c, S a, S b, O out, K s, K) {
+         static const ew::Kernel k =
+             ew::compile({ew::cast<T>(ew::fma(ew::param<K>(0), ew::input<T>(0), ew::input<T>(1)))});
          k(c, {a, b}, {out}, {static_cast<double>(s)});
        },
        true},
-      {"expr min(x0, x1) * p0 + max(x0, x1)", 2, false, one_scalar<T>,
-       [](T a, T b, T, T s, T) {
+      {"expr min(x0, x1) * p0 + max(x0, x1)", 2, false, one_param<T>,  // a param of T itself
+       [](K a, K b, K, K s, K) {
          // NaN if either is NaN (the first one's); else the smaller/larger, the first where equal.
-         const T lo = std::isnan(a) ? a : std::isnan(b) ? b : b < a ? b : a;
-         const T hi = std::isnan(a) ? a : std::isnan(b) ? b : b > a ? b : a;
-         const T scaled = lo * s;
+         const K lo = std::isnan(a) ? a : std::isnan(b) ? b : b < a ? b : a;
+         const K hi = std::isnan(a) ? a : std::isnan(b) ? b : b > a ? b : a;
+         const K scaled = lo * s;
          return scaled + hi;
        },
-       [](ew::Context& c, S a, S b, O out, T s, T) {
+       [](ew::Context& c, S a, S b, O out, K s, K) {
          const ew::Expr x0 = ew::input<T>(0), x1 = ew::input<T>(1);
          static const ew::Kernel k = ew::compile({ew::min(x0, x1) * ew::param<T>(0) + ew::max(x0, x1)});
          k(c, {a, b}, {out}, {static_cast<double>(s)});
        },
        true},
-      {"expr select(x0 < x1, sqrt(abs(x0)), x1 / p0)", 2, false, one_scalar<T>,
-       [](T a, T b, T, T s, T) { return a < b ? std::sqrt(std::fabs(a)) : b / s; },
-       [](ew::Context& c, S a, S b, O out, T s, T) {
+      {"expr select(x0 < x1, sqrt(abs(x0)), x1 / p0)", 2, false, one_param<T>,
+       [](K a, K b, K, K s, K) { return a < b ? std::sqrt(std::fabs(a)) : b / s; },
+       [](ew::Context& c, S a, S b, O out, K s, K) {
          const ew::Expr x0 = ew::input<T>(0), x1 = ew::input<T>(1);
          static const ew::Kernel k = ew::compile({ew::select(x0 < x1, ew::sqrt(ew::abs(x0)), x1 / ew::param<T>(0))});
          k(c, {a, b}, {out}, {static_cast<double>(s)});
@@ -415,8 +448,12 @@ struct Outcome {
 template <class T>
 std::string show(T v) {
   char text[64];
-  std::snprintf(text, sizeof text, "%.*g (%a)", std::numeric_limits<T>::max_digits10, static_cast<double>(v),
-                static_cast<double>(v));
+  if constexpr (ew::is_storage16_v<T>)
+    std::snprintf(text, sizeof text, "%.9g (%a, bits 0x%04x)", static_cast<double>(v), static_cast<double>(v),
+                  static_cast<unsigned>(to_bits(v)));
+  else
+    std::snprintf(text, sizeof text, "%.*g (%a)", std::numeric_limits<T>::max_digits10, static_cast<double>(v),
+                  static_cast<double>(v));
   return text;
 }
 
@@ -466,7 +503,7 @@ Outcome run_call(Rng& r, BackendRun& backend, bool verbose) {
   // read from an input's guard would compute the poison again, and hide the write).
   for (int k = 0; k < 2; ++k)
     if (used[k])
-      for (T& v : slots[k].image) v = ordinary<T>(r, 12);
+      for (T& v : slots[k].image) v = value<T>(r, 0);
   static constexpr unsigned special_percents[] = {0, 1, 10, 50};
   const unsigned special_percent = special_percents[r.below(4)];
   auto fill = [&](int slot, std::size_t off) {
@@ -495,7 +532,9 @@ Outcome run_call(Rng& r, BackendRun& backend, bool verbose) {
     const T* b = b_slot >= 0 ? slots[b_slot].image.data() + guard + off_b : nullptr;
     const T* y = slots[out_slot].image.data() + guard + off_out;
     T* want = expected[out_slot].data() + guard + off_out;
-    for (std::size_t i = 0; i < n; ++i) want[i] = kind.reference(a[i], b ? b[i] : T(0), y[i], d.s, d.t);
+    for (std::size_t i = 0; i < n; ++i)
+      want[i] = from_compute<T>(
+          kind.reference(to_compute(a[i]), b ? to_compute(b[i]) : C<T>(0), to_compute(y[i]), d.s, d.t));
   }
 
   for (int k = 0; k < 3; ++k)
@@ -518,7 +557,11 @@ Outcome run_call(Rng& r, BackendRun& backend, bool verbose) {
     kind.call(ctx, a, b, out, d.s, d.t);
     ctx.synchronize();
   } catch (const ew::Error& e) {
-    if (kind.expression && e.code() == ew::Errc::backend_unavailable) {
+    // A backend without expressions here, or the cuda backend without its 16-bit ops yet:
+    // counted, not a mismatch (a CPU backend refusing is one).
+    const bool no_16bit_op_yet = !kind.expression && ew::is_storage16_v<T> && e.code() == ew::Errc::unsupported &&
+                                 backend.backend == ew::Backend::cuda;
+    if ((kind.expression && e.code() == ew::Errc::backend_unavailable) || no_16bit_op_yet) {
       ++backend.unsupported;
       return {};
     }
@@ -565,8 +608,11 @@ struct DTypeRunner {
   const char* name;
   Runner run;
 };
-// A new element type (bf16, f16) is one more line here, with its kinds<T>() table.
-const DTypeRunner dtype_runners[] = {{"f32", run_call<float>}, {"f64", run_call<double>}};
+// A new element type is one more line here, with its kinds<T>() table.
+const DTypeRunner dtype_runners[] = {{"f32", run_call<float>},
+                                     {"f64", run_call<double>},
+                                     {"f16", run_call<ew::half>},
+                                     {"bf16", run_call<ew::bfloat16>}};
 
 // ---------------------------------------------------------------- driver
 
@@ -685,6 +731,8 @@ int main(int argc, char** argv) {
   auto release = [&] {  // buffers before their contexts, contexts before ew::finalize()
     arena<float>() = {};
     arena<double>() = {};
+    arena<ew::half>() = {};
+    arena<ew::bfloat16>() = {};
     backends.clear();
     ew::finalize();
   };
@@ -715,7 +763,7 @@ int main(int argc, char** argv) {
   for (std::size_t i = 0; i < backends.size(); ++i) {
     std::printf("%s%s %llu calls %llu mismatches", i ? ", " : "", ew::to_string(backends[i].backend),
                 backends[i].calls, backends[i].mismatches);
-    if (backends[i].unsupported) std::printf(" (%llu expressions unsupported)", backends[i].unsupported);
+    if (backends[i].unsupported) std::printf(" (%llu calls unsupported)", backends[i].unsupported);
   }
   std::printf(")%s\n", not_run.c_str());
   release();
