@@ -424,6 +424,41 @@ void expect_host_resident_ops(Context& gpu, Context& reference) {
   }
 }
 
+// 2^20 vectors and more take the bulk-copy kernel on sm_90+ (aligned operands), the
+// per-thread vector kernel elsewhere and at an odd offset: both give the scalar bits.
+template <class T>
+void expect_large_device_ops(Context& gpu, Context& reference) {
+  const std::size_t n = (std::size_t(1) << 23) + 4099;
+  const std::vector<T> a = random_vector<T>(n + 1), b = random_vector<T>(n + 1);
+  Buffer<T> da(gpu, n + 1), db(gpu, n + 1), dout(gpu, n + 1);
+  da.upload(a.data(), n + 1), db.upload(b.data(), n + 1);
+  for (std::size_t off : {0, 1})
+    for (const OpInfo& oi : op_table) {
+      std::vector<T> want(n, poison<T>()), got(n);
+      if (oi.in_place) std::copy(b.begin() + off, b.begin() + off + n, want.begin());
+      dout.upload(want.data(), n);  // the y of in-place ops
+      const float s = random_scalar<float>(), t = random_scalar<float>();
+      Operands<T> host, dev;
+      host.a = Span<const T>(a.data() + off, n), dev.a = Span<const T>(da.data() + off, n, da.space());
+      if (oi.input_streams == 2)
+        host.b = Span<const T>(b.data() + off, n), dev.b = Span<const T>(db.data() + off, n, db.space());
+      host.out = Span<T>(want.data(), n), dev.out = Span<T>(dout.data(), n, dout.space());  // off 1: inputs misaligned
+      host.s = dev.s = s, host.t = dev.t = t;
+      run(reference, oi.op, host);
+      run(gpu, oi.op, dev);
+      gpu.synchronize();
+      dout.download(got.data(), n);
+      EXPECT_EQ(first_mismatch(got, want), -1) << oi.name << " " << to_string(dtype_v<T>) << " offset " << off;
+    }
+}
+
+TEST(Float16Cuda, LargeArraysBitForBit) {
+  EW_SKIP_IF_UNUSABLE(Backend::cuda);
+  Context gpu(Backend::cuda), reference(Backend::scalar);
+  expect_large_device_ops<half>(gpu, reference);
+  expect_large_device_ops<bfloat16>(gpu, reference);
+}
+
 TEST(Float16Cuda, OpsOnHostResidentData) {
   EW_SKIP_IF_UNUSABLE(Backend::cuda);
   Context gpu(Backend::cuda), reference(Backend::scalar);
