@@ -93,6 +93,7 @@ ReduceResult run_typed(const ReduceCall& c, int threads) {
   for_each_block(threads, x, n, [&](std::size_t first, std::size_t last) {
     partials(c.kind, x, y, n, first, last, out.data());
   });
+  if (c.node) return {plan::pair_tree(out.data(), blocks), 0};
   return {plan::finish_partials(c.kind, f64, out.data(), blocks), 0};
 }
 

@@ -51,6 +51,7 @@ ReduceResult run_reduce_typed(const Exec& exec, const ReduceCall& c) {
         plan::reference_partials<T>(kind, x + begin, y ? y + begin : nullptr, count, &partials(b * w));
       });
   auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), partials);
+  if (c.node) return {plan::pair_tree(host.data(), static_cast<std::size_t>(blocks)), 0};
   return {plan::finish_partials(kind, f64, host.data(), static_cast<std::size_t>(blocks)), 0};
 }
 

@@ -28,6 +28,7 @@ ReduceResult run_typed(const ReduceCall& c) {
     const std::size_t count = std::min(plan::block_elements, c.n - begin);
     plan::reference_partials<T>(c.kind, x + begin, y ? y + begin : nullptr, count, &partials[b * w]);
   }
+  if (c.node) return {plan::pair_tree(partials.data(), blocks), 0};
   return {plan::finish_partials(c.kind, f64, partials.data(), blocks), 0};
 }
 

@@ -6,6 +6,7 @@
 #include "ew/context.hpp"
 #include "ew/error.hpp"
 #include "ew/expr.hpp"
+#include "ew/expr_reduce.hpp"
 #include "ew/ops.hpp"
 #include "ew/reduce.hpp"
 #include "ew/sharded.hpp"

@@ -76,6 +76,10 @@ struct ReduceCall {
   // otherwise the core stores the returned value.
   void* result;
   MemorySpace result_space;
+  // Return the tree's root before the finish (no sqrt, no rounding to float) instead of the
+  // result: the node of an aligned run of blocks, for the expression reductions
+  // (expr_reduce.cpp), which reduce a long array chunk by chunk. Kinds with one accumulator.
+  bool node = false;
 };
 struct ReduceResult {
   double value = 0.0;
