@@ -277,6 +277,63 @@ __global__ void __launch_bounds__(atomic_threads)
   }
 }
 
+// "atomic, plan order": the same, but each thread reads the elements the library's kernel
+// gives it (its default f32 4x8 / f64 2x8 shapes: V = 16 / sizeof(T) plan lanes per thread,
+// the warp on V plan blocks of 2048 elements at once, 8 rows in flight, one warp-wide
+// quad of blocks after another in grid-stride order): what the plan's element order costs
+// without its tree. Sizes that are a multiple of V plan blocks only (the benchmark's).
+template <class T, bool dot>
+__global__ void __launch_bounds__(atomic_threads)
+    atomic_plan_order(const T* __restrict__ x, const T* __restrict__ y, std::size_t n, AtomicState* state, T* out) {
+  using Vec = typename std::conditional<sizeof(T) == 4, float4, double2>::type;
+  constexpr int per = static_cast<int>(sizeof(Vec) / sizeof(T));
+  constexpr int threads_per_row = 32 / per, rows = 64, unroll = 8;
+  constexpr std::size_t block_vectors = 2048 / per;
+  const int lane = threadIdx.x % 32, group = lane / threads_per_row, q = lane % threads_per_row;
+  const std::size_t warps = static_cast<std::size_t>(gridDim.x) * (blockDim.x / 32);
+  const std::size_t quads = n / (2048 * per);
+  const auto* xv = reinterpret_cast<const Vec*>(x);
+  const auto* yv = reinterpret_cast<const Vec*>(y);
+  double acc = 0.0;
+  for (std::size_t quad = static_cast<std::size_t>(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32; quad < quads;
+       quad += warps) {
+    const std::size_t base = (quad * per + group) * block_vectors + q;
+    for (int r0 = 0; r0 < rows; r0 += unroll) {
+      Vec a[unroll], b[unroll];
+#pragma unroll
+      for (int u = 0; u < unroll; ++u) {
+        a[u] = __ldg(xv + base + (r0 + u) * threads_per_row);
+        if (dot) b[u] = __ldg(yv + base + (r0 + u) * threads_per_row);
+      }
+#pragma unroll
+      for (int u = 0; u < unroll; ++u) {
+        const T* pa = reinterpret_cast<const T*>(&a[u]);
+        const T* pb = reinterpret_cast<const T*>(&b[u]);
+#pragma unroll
+        for (int k = 0; k < per; ++k)
+          acc += dot ? static_cast<double>(pa[k]) * static_cast<double>(pb[k]) : static_cast<double>(pa[k]);
+      }
+    }
+  }
+  for (int offset = 16; offset > 0; offset /= 2) acc += __shfl_down_sync(0xffffffffu, acc, offset);
+  __shared__ double warp_sums[atomic_threads / 32];
+  __shared__ bool last;
+  if (threadIdx.x % 32 == 0) warp_sums[threadIdx.x / 32] = acc;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    double block = 0.0;
+    for (int w = 0; w < atomic_threads / 32; ++w) block += warp_sums[w];
+    atomicAdd(&state->sum, block);
+    __threadfence();
+    last = atomicAdd(&state->finished, 1u) == gridDim.x - 1;
+    if (last) {
+      *out = static_cast<T>(atomicAdd(&state->sum, 0.0));
+      state->sum = 0.0;
+      state->finished = 0;
+    }
+  }
+}
+
 AtomicState* atomic_state() {
   static AtomicState* state = [] {
     AtomicState* s = nullptr;
@@ -299,6 +356,25 @@ unsigned atomic_grid() {
 }
 
 bool atomic_supports(Reduction r, DType d, std::size_t) { return r != Reduction::norm2 && !is_storage16(d); }
+bool plan_order_supports(Reduction r, DType d, std::size_t n) {
+  return atomic_supports(r, d, n) && n % (std::size_t(2048) * (16 / size_of(d))) == 0;
+}
+void plan_order_enqueue(Reduction r, DType d, std::size_t n, const void* x, const void* y, void* result, void* stream) {
+  const auto s = static_cast<cudaStream_t>(stream);
+  const unsigned grid = atomic_grid();
+  if (d == DType::f32) {
+    const auto* xf = static_cast<const float*>(x);
+    const auto* yf = static_cast<const float*>(y);
+    if (r == Reduction::dot) atomic_plan_order<float, true><<<grid, atomic_threads, 0, s>>>(xf, yf, n, atomic_state(), static_cast<float*>(result));
+    else atomic_plan_order<float, false><<<grid, atomic_threads, 0, s>>>(xf, xf, n, atomic_state(), static_cast<float*>(result));
+  } else {
+    const auto* xd = static_cast<const double*>(x);
+    const auto* yd = static_cast<const double*>(y);
+    if (r == Reduction::dot) atomic_plan_order<double, true><<<grid, atomic_threads, 0, s>>>(xd, yd, n, atomic_state(), static_cast<double*>(result));
+    else atomic_plan_order<double, false><<<grid, atomic_threads, 0, s>>>(xd, xd, n, atomic_state(), static_cast<double*>(result));
+  }
+  check(cudaGetLastError(), "atomic plan-order reduction launch");
+}
 void atomic_enqueue(Reduction r, DType d, std::size_t n, const void* x, const void* y, void* result, void* stream) {
   const auto s = static_cast<cudaStream_t>(stream);
   // Small sizes take fewer blocks (a block per 4096 elements at least).
@@ -322,7 +398,8 @@ void atomic_enqueue(Reduction r, DType d, std::size_t n, const void* x, const vo
 std::vector<DeviceReducePeer> cuda_reduce_device_peers() {
   return {{"cub::DeviceReduce", false, &cub_supports, &cub_enqueue},
           {"cublas dot/nrm2", false, &cublas_supports, &cublas_enqueue},
-          {"atomic (not reproducible)", false, &atomic_supports, &atomic_enqueue}};
+          {"atomic (not reproducible)", false, &atomic_supports, &atomic_enqueue},
+          {"atomic, plan order", false, &plan_order_supports, &plan_order_enqueue}};
 }
 
 std::vector<ReducePeer> cuda_reduce_peers() {
