@@ -430,7 +430,7 @@ template <class T>
 void expect_large_device_ops(Context& gpu, Context& reference) {
   const std::size_t n = (std::size_t(1) << 23) + 4099;
   const std::vector<T> a = random_vector<T>(n + 1), b = random_vector<T>(n + 1);
-  Buffer<T> da(gpu, n + 1), db(gpu, n + 1), dout(gpu, n + 1);
+  Buffer<T> da(gpu, n + 1), db(gpu, n + 1), dout(gpu, n);
   da.upload(a.data(), n + 1), db.upload(b.data(), n + 1);
   for (std::size_t off : {0, 1})
     for (const OpInfo& oi : op_table) {
