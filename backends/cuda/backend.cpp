@@ -14,6 +14,7 @@
 
 #include "cuda_error.hpp"
 #include "expr.hpp"
+#include "expr_reduce.hpp"
 #include "fault_injection.hpp"
 #include "ew_internal/backend_impl.hpp"
 #include "kernels.hpp"
@@ -89,6 +90,7 @@ class CudaBackend final : public BackendImpl {
     check(cudaDeviceGetAttribute(&shape_.sm_count, cudaDevAttrMultiProcessorCount, device_),
           "cudaDeviceGetAttribute");
     check(cudaDeviceGetAttribute(&shape_.major, cudaDevAttrComputeCapabilityMajor, device_), "cudaDeviceGetAttribute");
+    check(cudaDeviceGetAttribute(&l2_bytes_, cudaDevAttrL2CacheSize, device_), "cudaDeviceGetAttribute");
     if (o.stream) {
       stream_ = static_cast<cudaStream_t>(o.stream);
     } else {
@@ -103,6 +105,7 @@ class CudaBackend final : public BackendImpl {
     cudaSetDevice(device_);
     cudaStreamSynchronize(stream_);
     pipeline_.reset();
+    expr_reducer_.reset();
     reducer_.reset();
     expr_.reset();
     device_pool_.release_cached();
@@ -155,14 +158,7 @@ class CudaBackend final : public BackendImpl {
 
   // Expressions: a kernel generated, compiled and cached for each program (expr.hpp).
   void run_expr(const ExprCall& c) override {
-    guarded([&] {
-      if (!expr_) {
-        int minor = 0;
-        check(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device_), "cudaDeviceGetAttribute");
-        expr_ = std::make_unique<ExprRunner>(shape_.sm_count, shape_.major, minor, staging_bytes_);
-      }
-      expr_->run(c, stream_);
-    });
+    guarded([&] { expr_runner().run(c, stream_); });
   }
 
   // Reductions: one kernel on the plan's tree (reduce.cu); the result comes back to the
@@ -183,6 +179,25 @@ class CudaBackend final : public BackendImpl {
       r = reducer_->run(c, stream_, shape_.sm_count);
     });
     return r;
+  }
+
+  // Reductions over an expression: chunks evaluated by the expression kernel into device
+  // scratch sized for L2 and reduced there to their node of the tree, with one wait at the
+  // end (expr_reduce.hpp). Pageable inputs are refused as run_reduce refuses them; pinned
+  // ones go through the expression path's staging.
+  bool run_expr_reduce(const ExprCall& c, const char* call, plan::Kind kind, double* root) override {
+    for (int k = 0; k < max_expr_inputs; ++k)
+      if (c.inputs[k] && c.input_space[k] == MemorySpace::host)
+        throw Error(Errc::foreign_memory, std::string(call) + ": input " + std::to_string(k) +
+                                              " is pageable host memory; the cuda backend reduces device, managed or "
+                                              "pinned memory");
+    guarded([&] {
+      ExprRunner& expr = expr_runner();
+      if (!reducer_) reducer_ = std::make_unique<Reducer>();
+      if (!expr_reducer_) expr_reducer_ = std::make_unique<ExprReducer>(static_cast<std::size_t>(l2_bytes_));
+      *root = expr_reducer_->run(c, call, kind, expr, *reducer_, stream_, shape_.sm_count);
+    });
+    return true;
   }
 
   void synchronize() override {
@@ -243,6 +258,15 @@ class CudaBackend final : public BackendImpl {
     }
   }
 
+  ExprRunner& expr_runner() {
+    if (!expr_) {
+      int minor = 0;
+      check(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device_), "cudaDeviceGetAttribute");
+      expr_ = std::make_unique<ExprRunner>(shape_.sm_count, shape_.major, minor, staging_bytes_);
+    }
+    return *expr_;
+  }
+
   HostPipeline& pipeline() {
     if (!pipeline_) pipeline_ = std::make_unique<HostPipeline>(staging_bytes_, copy_threads_);
     return *pipeline_;
@@ -252,6 +276,7 @@ class CudaBackend final : public BackendImpl {
   cudaStream_t stream_ = nullptr;
   bool owns_stream_ = false;
   LaunchShape shape_;
+  int l2_bytes_ = 0;
   std::string fatal_;
   std::size_t staging_bytes_ = 0;
   int copy_threads_ = 1;
@@ -259,6 +284,7 @@ class CudaBackend final : public BackendImpl {
   std::unique_ptr<HostPipeline> pipeline_;
   std::unique_ptr<ExprRunner> expr_;
   std::unique_ptr<Reducer> reducer_;
+  std::unique_ptr<ExprReducer> expr_reducer_;
 };
 
 Probe probe() {

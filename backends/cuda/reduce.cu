@@ -256,7 +256,7 @@ template <Kind kind, class T, int V, int U>
 __global__ void __launch_bounds__(threads_per_cta)
     sum_kernel(const T* __restrict__ x, const T* __restrict__ y, std::size_t n, std::size_t blocks,
                std::size_t run_blocks, std::size_t runs, bool vector_ok, Header* header, double* partials,
-               compute_t<T>* out) {
+               compute_t<T>* out, double* node_out) {
   constexpr int w = Width<kind, T>::value;
   constexpr int G = 32 / V;  // threads per plan block
   __shared__ double sh[3][threads_per_cta];
@@ -366,9 +366,11 @@ __global__ void __launch_bounds__(threads_per_cta)
   shared_tree<w>(sh, nodes);
   if (threadIdx.x == 0) {
     const double acc[3] = {sh[0][0], w > 1 ? sh[1][0] : 0.0, w > 2 ? sh[2][0] : 0.0};
-    header->value = plan::finish(kind, sizeof(T) == 8, acc);
+    // Node mode (ReduceCall::node): the root before the finish, as a double.
+    header->value = node_out ? acc[0] : plan::finish(kind, sizeof(T) == 8, acc);
     header->index = 0;
-    if (out) *out = static_cast<compute_t<T>>(header->value);
+    if (node_out) *node_out = acc[0];
+    else if (out) *out = static_cast<compute_t<T>>(header->value);
     header->finished = 0;
   }
 }
@@ -448,7 +450,8 @@ template <Kind kind, class T, int V, int U>
 cudaError_t launch_sum(const ReduceCall& c, const Launch& l) {
   sum_kernel<kind, T, V, U><<<static_cast<unsigned>(l.ctas), threads_per_cta, 0, l.stream>>>(
       static_cast<const T*>(c.x), static_cast<const T*>(c.y), c.n, l.blocks, l.run_blocks, l.runs, l.vector_ok,
-      l.header, l.partials, static_cast<compute_t<T>*>(c.result));
+      l.header, l.partials, c.node ? nullptr : static_cast<compute_t<T>*>(c.result),
+      c.node ? (c.result ? static_cast<double*>(c.result) : &l.header->value) : nullptr);
   return cudaGetLastError();
 }
 
@@ -621,6 +624,8 @@ ReduceResult Reducer::run(const ReduceCall& c, cudaStream_t stream, int sm_count
                                             std::to_string(t.lanes_per_thread) + " is not built for " + to_string(c.dtype));
   const std::size_t sms = static_cast<std::size_t>(sm_count > 0 ? sm_count : 1);
   const bool extremum = c.kind == Kind::min || c.kind == Kind::max;
+  if (c.node && (extremum || plan::width(c.kind, c.dtype == DType::f64) != 1))
+    throw Error(Errc::internal, std::string(c.call) + ": node mode takes sums of one accumulator");
   Launch l{};
   l.stream = stream;
   l.blocks = plan::block_count(c.n);

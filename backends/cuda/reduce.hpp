@@ -22,7 +22,8 @@ class Reducer {
 
   // Reads device, managed or pinned memory (pageable host memory is refused by the
   // caller). Waits for the stream, the result on the host when it returns; with
-  // call.result, the kernel stores the value there and nothing waits.
+  // call.result, the kernel stores the value there and nothing waits. With call.node, the
+  // value is the tree's root before the finish, stored as a double.
   ReduceResult run(const ReduceCall& call, cudaStream_t stream, int sm_count);
 
  private:

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "ew/error.hpp"
+#include "ew/float16.hpp"
 #include "ew_internal/backend_impl.hpp"
 #include "ew_internal/check.hpp"
 #include "ew_internal/program.hpp"
@@ -42,6 +43,16 @@ struct Scratch {
   Scratch& operator=(const Scratch&) = delete;
 };
 
+// A param as the kernel sees it: rounded once to its dtype, as Kernel::run rounds it.
+double param_value(DType d, double v) {
+  switch (d) {
+    case DType::f32: return static_cast<double>(static_cast<float>(v));
+    case DType::f16: return static_cast<double>(static_cast<float>(half(v)));
+    case DType::bf16: return static_cast<double>(static_cast<float>(bfloat16(v)));
+    default: return v;
+  }
+}
+
 double reduce(Context& ctx, detail::plan::Kind kind, const Kernel& kernel, const InputArray* inputs,
               std::size_t input_count, const double* params, std::size_t param_count) {
   namespace plan = detail::plan;
@@ -68,6 +79,7 @@ double reduce(Context& ctx, detail::plan::Kind kind, const Kernel& kernel, const
   if (first == want_inputs)
     throw Error(Errc::invalid_argument, prefix + "the expression reads no input, so there is no length to reduce over");
   const std::size_t n = inputs[first].size;
+  MemorySpace space[max_expr_inputs] = {};
   for (std::size_t k = 0; k < want_inputs; ++k) {
     if (!p.input_read[k]) continue;
     const std::string name = prefix + input_names[k];
@@ -78,7 +90,7 @@ double reduce(Context& ctx, detail::plan::Kind kind, const Kernel& kernel, const
       throw Error(Errc::size_mismatch, name + " has " + std::to_string(inputs[k].size) + " elements, " +
                                            input_names[first] + " " + std::to_string(n));
     detail::check_operand(call, input_names[k], inputs[k].data, n, size_of(inputs[k].dtype));
-    detail::check_memory_space(ctx, call, input_names[k], inputs[k].data, inputs[k].space);
+    space[k] = detail::check_memory_space(ctx, call, input_names[k], inputs[k].data, inputs[k].space);
   }
   const DType out = p.output_dtype(0);
   if (ctx.shard_count() > 1) {  // refused as ew::sum refuses it: the backend says why
@@ -88,11 +100,27 @@ double reduce(Context& ctx, detail::plan::Kind kind, const Kernel& kernel, const
     refused.dtype = out;
     backend.run_reduce(refused);
   }
-  if (ctx.backend() == Backend::cuda)
-    throw Error(Errc::unsupported, prefix + "not on the cuda backend yet (its generated expression code has no "
-                                            "reduction tree); evaluate the kernel into an ew::Buffer and call ew::sum "
-                                            "on it, or reduce on a CPU backend");
   if (n == 0) return 0.0;
+
+  // A backend that drives the chunks itself (cuda: no wait per chunk) gets the call whole.
+  detail::ExprCall whole{};
+  whole.program = &p;
+  whole.n = n;
+  for (std::size_t k = 0; k < want_inputs; ++k)
+    if (p.input_read[k]) whole.inputs[k] = inputs[k].data, whole.input_space[k] = space[k];
+  for (std::size_t k = 0; k < param_count; ++k) whole.params[k] = param_value(p.param_dtype[k], params[k]);
+  double root = 0.0;
+  bool done = false;
+  try {
+    done = backend.run_expr_reduce(whole, call, kind, &root);
+  } catch (const Error& e) {
+    if (e.code() != Errc::backend_unavailable) throw;
+    throw Error(e.code(), prefix + "on the " + ctx.backend_name() + " backend: " + e.what());
+  }
+  if (done) {
+    const double acc[3] = {root, 0.0, 0.0};
+    return plan::finish(kind, out == DType::f64, acc);
+  }
 
   const std::size_t chunk = chunk_blocks * plan::block_elements;
   Scratch scratch(backend, std::min(n, chunk) * size_of(out));

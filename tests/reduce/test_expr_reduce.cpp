@@ -2,11 +2,17 @@
 // inputs) must give the bits of evaluating the kernel into an array of its output dtype and
 // calling ew::sum on that array, for fixed and random expressions (mixed f32/f64 inputs,
 // outputs of every dtype), sizes around the plan's blocks and the chunks, offsets; the same
-// bits on every backend; bad input named. cuda refuses (Errc::unsupported).
+// bits on every backend; bad input named. cuda: the operands in device memory, its chunk
+// (sized for the GPU's L2) forced small through the backend's test hook so that the same
+// sizes cross its edges, plus every chunk size, sizes above the default chunk, pinned and
+// managed inputs; labelled gpu (the cuda/ prefix), skipped with the reason without a GPU.
 #include <random>
 #include <string>
 
 #include "reduce_support.hpp"
+#if defined(EW_TEST_CUDA_HOOKS)
+#include "expr_reduce_tuning.hpp"  // backends/cuda: the chunk hook, without CUDA headers
+#endif
 
 namespace ew::test {
 namespace {
@@ -23,6 +29,26 @@ struct Inputs {
   std::vector<InputArray> arrays(std::size_t off, std::size_t n) const {
     return {Span<const float>(a.data() + off, n), Span<const double>(b.data() + off, n),
             Span<const float>(c.data() + off, n)};
+  }
+};
+
+// A copy of host data in a context's memory (device memory on cuda, unless asked otherwise).
+template <class T>
+Buffer<T> placed(Context& ctx, const std::vector<T>& v, MemorySpace where = MemorySpace::unknown) {
+  Buffer<T> b(ctx, v.size(), where);
+  b.upload(v.data(), v.size());
+  return b;
+}
+
+// Inputs where the context reads them: host memory on the CPU backends, device memory on cuda.
+struct Placed {
+  Buffer<float> a, c;
+  Buffer<double> b;
+  Placed(Context& ctx, const Inputs& in, MemorySpace where = MemorySpace::unknown)
+      : a(placed(ctx, in.a, where)), c(placed(ctx, in.c, where)), b(placed(ctx, in.b, where)) {}
+  std::vector<InputArray> arrays(std::size_t off, std::size_t n) const {
+    return {Span<const float>(a.data() + off, n, a.space()), Span<const double>(b.data() + off, n, b.space()),
+            Span<const float>(c.data() + off, n, c.space())};
   }
 };
 
@@ -49,32 +75,27 @@ Expr random_expr(std::mt19937_64& g, int depth) {
   }
 }
 
-// ew::sum or ew::asum of an evaluated array of dtype d, as a double (exact).
-double reduce_array(Context& ctx, bool absolute, DType d, const void* data, std::size_t n) {
+// The unfused form: the kernel evaluated into an array of the context's memory (poisoned
+// first: an element left unwritten shows), the array reduced by ew::sum or ew::asum.
+double unfused(Context& ctx, bool absolute, const Kernel& k, const std::vector<InputArray>& in, double param) {
+  const std::size_t n = in[0].size;
+  const double params[1] = {param};
   const auto run = [&](auto tag) -> double {
     using T = decltype(tag);
-    const Span<const T> x(static_cast<const T*>(data), n);
+    Buffer<T> values(ctx, n);
+    const std::vector<T> poison(n, T(std::numeric_limits<float>::quiet_NaN()));
+    values.upload(poison.data(), n);
+    const OutputArray out = values.span();
+    k.run(ctx, in.data(), in.size(), &out, 1, params, static_cast<std::size_t>(k.params()));
+    const Span<const T> x(values.data(), n, values.space());
     return static_cast<double>(absolute ? ew::asum<T>(ctx, x) : ew::sum<T>(ctx, x));
   };
-  switch (d) {
+  switch (k.output_dtype(0)) {
     case DType::f32: return run(0.0f);
     case DType::f64: return run(0.0);
     case DType::f16: return run(half{});
     default: return run(bfloat16{});
   }
-}
-
-// The unfused form: the kernel evaluated into an array, the array reduced.
-double unfused(Context& ctx, bool absolute, const Kernel& k, const std::vector<InputArray>& in, double param) {
-  const DType d = k.output_dtype(0);
-  const std::size_t n = in[0].size;
-  std::vector<unsigned char> bytes(n * size_of(d) + 64);
-  void* aligned = bytes.data() + (64 - reinterpret_cast<std::uintptr_t>(bytes.data()) % 64) % 64;
-  OutputArray out;
-  out.data = aligned, out.size = n, out.dtype = d;
-  const double params[1] = {param};
-  k.run(ctx, in.data(), in.size(), &out, 1, params, static_cast<std::size_t>(k.params()));
-  return reduce_array(ctx, absolute, d, aligned, n);
 }
 
 double fused(Context& ctx, bool absolute, const Kernel& k, const std::vector<InputArray>& in, double param) {
@@ -89,25 +110,44 @@ std::string bits_of(double v) {
   return text;
 }
 
+// The cuda chunk, in plan blocks, for the tests that do not sweep it: the CPU backends'
+// chunk, so that `sizes` cross the GPU's chunk edges too (its default is 2^20..2^22
+// elements, above every size there).
+constexpr std::size_t gpu_chunk_blocks = chunk / B;
+
+void force_gpu_chunk(std::size_t blocks) {
+#if defined(EW_TEST_CUDA_HOOKS)
+  ew::detail::cuda::set_expr_reduce_chunk_blocks(blocks);
+#else
+  (void)blocks;
+#endif
+}
+
 class ExprReduce : public testing::TestWithParam<Backend> {
  protected:
   void SetUp() override {
     EW_SKIP_IF_UNUSABLE(GetParam());
-    if (GetParam() == Backend::cuda) GTEST_SKIP() << "cuda refuses expression reductions (CudaRefuses below)";
+    if (GetParam() == Backend::cuda) force_gpu_chunk(gpu_chunk_blocks);
+  }
+  void TearDown() override {
+    if (GetParam() == Backend::cuda) force_gpu_chunk(0);
   }
 
   // Every size and offset: fused == unfused on this backend, and == scalar's fused.
-  void check(const Kernel& k, const Inputs& data, const std::string& what) {
+  void check(const Kernel& k, const Inputs& data, const std::string& what,
+             const std::vector<std::size_t>& ns = std::vector<std::size_t>(std::begin(sizes), std::end(sizes))) {
     Context ctx(GetParam());
     Context ref(Backend::scalar);
-    for (std::size_t n : sizes)
+    const Placed here(ctx, data);
+    for (std::size_t n : ns)
       for (std::size_t off : {std::size_t(0), std::size_t(1)})
         for (bool absolute : {false, true}) {
-          std::vector<InputArray> in = data.arrays(off, n);
+          std::vector<InputArray> in = here.arrays(off, n), host = data.arrays(off, n);
           in.resize(static_cast<std::size_t>(k.inputs()));  // the slots up to the last one read
+          host.resize(in.size());
           const double want = unfused(ctx, absolute, k, in, 0.75);
           const double got = fused(ctx, absolute, k, in, 0.75);
-          const double scalar = fused(ref, absolute, k, in, 0.75);
+          const double scalar = fused(ref, absolute, k, host, 0.75);
           ASSERT_TRUE(same_bits(got, want) && same_bits(got, scalar))
               << (absolute ? "asum" : "sum") << " of " << what << " n=" << n << " offset " << off << ": fused "
               << bits_of(got) << ", evaluated then reduced " << bits_of(want) << ", scalar fused " << bits_of(scalar);
@@ -143,12 +183,24 @@ TEST_P(ExprReduce, SpecialValuesAndEmpty) {
   const Kernel k = compile({a * a});
   std::vector<float> x = random_vector<float>(3 * B + 5);
   x[B + 3] = std::numeric_limits<float>::infinity();
-  const std::vector<InputArray> in{Span<const float>(x)};
-  EXPECT_EQ(fused(ctx, false, k, in, 0), std::numeric_limits<double>::infinity());
+  const auto in = [&] {
+    Buffer<float> b = placed(ctx, x);
+    return fused(ctx, false, k, {Span<const float>(b.data(), x.size(), b.space())}, 0);
+  };
+  EXPECT_EQ(in(), std::numeric_limits<double>::infinity());
   x[7] = std::numeric_limits<float>::quiet_NaN();
-  EXPECT_TRUE(std::isnan(fused(ctx, false, k, in, 0)));
+  EXPECT_TRUE(std::isnan(in()));
+  // A 16-bit output that overflows to infinity, and the same in asum: -inf + inf = NaN.
+  const Kernel big = compile({cast<half>(a * 1e5f)});
+  x = random_vector<float>(B + 9);
+  x[3] = 2.0f, x[B + 4] = -3.0f;
+  Buffer<float> b = placed(ctx, x);
+  const std::vector<InputArray> bs{Span<const float>(b.data(), x.size(), b.space())};
+  EXPECT_TRUE(std::isnan(fused(ctx, false, big, bs, 0)));
+  EXPECT_EQ(fused(ctx, true, big, bs, 0), std::numeric_limits<double>::infinity());
   const std::vector<InputArray> none{Span<const float>()};
   EXPECT_TRUE(same_bits(fused(ctx, false, k, none, 0), 0.0));
+  EXPECT_TRUE(same_bits(fused(ctx, true, k, none, 0), 0.0));
 }
 
 TEST_P(ExprReduce, BadInputIsNamed) {
@@ -166,24 +218,87 @@ TEST_P(ExprReduce, BadInputIsNamed) {
   const float* odd = reinterpret_cast<const float*>(reinterpret_cast<const char*>(storage) + 2);
   expect_error(Errc::misaligned, [&] { ew::sum(ctx, one, {Span<const float>(odd, 16), y}); }, "input 0");
   expect_error(Errc::invalid_argument, [&] { ew::sum(ctx, compile({param<float>(0) * 2}), {}, {1.0}); }, "reads no input");
-  expect_error(Errc::foreign_memory, [&] { ew::sum(ctx, one, {x, Span<const float>(storage, 16, MemorySpace::device)}); },
-               "input 1");
-}
-
-TEST(ExprReduceCuda, CudaRefuses) {
-  EW_SKIP_IF_UNUSABLE(Backend::cuda);
-  Context ctx(Backend::cuda);
-  Buffer<float> x(ctx, 16);
-  const std::vector<float> host(16, 1.0f);
-  x.upload(host.data(), 16);
-  const Expr a = input<float>(0);
-  expect_error(Errc::unsupported, [&] { ew::sum(ctx, compile({a * a}), {Span<const float>(x.data(), 16, x.space())}); },
-               "not on the cuda backend");
+  if (GetParam() == Backend::cuda)  // pageable memory: refused as ew::sum on cuda refuses it
+    expect_error(Errc::foreign_memory, [&] { ew::sum(ctx, one, {x, y}); }, "input 0 is pageable host memory");
+  else
+    expect_error(Errc::foreign_memory, [&] { ew::sum(ctx, one, {x, Span<const float>(storage, 16, MemorySpace::device)}); },
+                 "input 1");
 }
 
 INSTANTIATE_TEST_SUITE_P(scalar, ExprReduce, testing::Values(Backend::scalar));
 INSTANTIATE_TEST_SUITE_P(highway, ExprReduce, testing::Values(Backend::highway));
 INSTANTIATE_TEST_SUITE_P(kokkos, ExprReduce, testing::Values(Backend::kokkos));
+INSTANTIATE_TEST_SUITE_P(cuda, ExprReduce, testing::Values(Backend::cuda));
+
+#if defined(EW_TEST_CUDA_HOOKS)
+// The cuda chunk: every power of two of plan blocks must give the same bits (1 block, a
+// few, the CPU chunk, 256, the default chunk of this GPU).
+class ExprReduceGpu : public ExprReduce {};
+
+TEST_P(ExprReduceGpu, EveryChunkSizeGivesTheSameBits) {
+  const Inputs data;
+  const Expr a = input<float>(0), b = input<double>(1), c = input<float>(2);
+  const std::vector<std::size_t> ns{B - 1, B, 5 * B + 7, chunk + 3, 3 * chunk + 5000};
+  for (std::size_t blocks : {1, 2, 8, 256, 0}) {
+    force_gpu_chunk(blocks);
+    const std::string at = " (chunk of " + (blocks ? std::to_string(blocks) + " plan blocks)" : std::string("the default)"));
+    check(compile({(a - c) * (a - c)}), data, "(a - c)^2 f32" + at, ns);
+    check(compile({cast<half>(a * c)}), data, "f16(a * c)" + at, ns);
+    check(compile({(a - b) * (a - b)}), data, "(a - b)^2 f64" + at, ns);
+    if (HasFailure()) return;
+  }
+}
+
+// Above this GPU's default chunk (at most 2^22 elements): several chunks of the size the
+// library really uses, an odd tail, an offset.
+TEST_P(ExprReduceGpu, AboveTheDefaultChunk) {
+  force_gpu_chunk(0);
+  Context ctx(GetParam());
+  Context ref(Backend::scalar);
+  const std::size_t n = (std::size_t(1) << 22) + (std::size_t(1) << 21) + 12345;
+  const std::vector<float> x = cancelling_vector<float>(n + 1), y = random_vector<float>(n + 1);
+  const Buffer<float> dx = placed(ctx, x), dy = placed(ctx, y);
+  const Expr a = input<float>(0), b = input<float>(1);
+  for (const Kernel& k : {compile({(a - b) * (a - b)}), compile({cast<bfloat16>(a * b)}), compile({cast<double>(a) * b})})
+    for (std::size_t off : {std::size_t(0), std::size_t(1)})
+      for (bool absolute : {false, true}) {
+        const std::vector<InputArray> in{Span<const float>(dx.data() + off, n, dx.space()),
+                                         Span<const float>(dy.data() + off, n, dy.space())};
+        const std::vector<InputArray> host{Span<const float>(x.data() + off, n), Span<const float>(y.data() + off, n)};
+        const double got = fused(ctx, absolute, k, in, 0), want = unfused(ctx, absolute, k, in, 0);
+        const double scalar = fused(ref, absolute, k, host, 0);
+        ASSERT_TRUE(same_bits(got, want) && same_bits(got, scalar))
+            << (absolute ? "asum of " : "sum of ") << k.str() << " n=" << n << " offset " << off << ": fused "
+            << bits_of(got) << ", evaluated then reduced " << bits_of(want) << ", scalar fused " << bits_of(scalar);
+      }
+}
+
+// Pinned and managed inputs: the same bits as device memory.
+TEST_P(ExprReduceGpu, PinnedAndManagedInputs) {
+  Context ctx(GetParam());
+  Context ref(Backend::scalar);
+  const Inputs data;
+  const Expr a = input<float>(0), b = input<double>(1);
+  const Kernel k = compile({(a - b) * (a - b)});
+  const std::size_t n = 3 * chunk + 5000;
+  const double want = fused(ref, false, k, data.arrays(1, n), 0);
+  for (MemorySpace where : {MemorySpace::pinned, MemorySpace::managed}) {
+    const Placed there(ctx, data, where);
+    std::vector<InputArray> in = there.arrays(1, n);
+    in.resize(2);
+    const double got = fused(ctx, false, k, in, 0);
+    EXPECT_TRUE(same_bits(got, want)) << to_string(where) << ": " << bits_of(got) << ", scalar " << bits_of(want);
+  }
+}
+
+TEST_P(ExprReduceGpu, ChunkHookRefusesWhatIsNotAPowerOfTwo) {
+  expect_error(Errc::invalid_argument, [] { ew::detail::cuda::set_expr_reduce_chunk_blocks(3); }, "power of two");
+  expect_error(Errc::invalid_argument, [] { ew::detail::cuda::set_expr_reduce_chunk_blocks(std::size_t(1) << 21); },
+               "power of two");
+}
+
+INSTANTIATE_TEST_SUITE_P(cuda, ExprReduceGpu, testing::Values(Backend::cuda));
+#endif
 
 }  // namespace
 }  // namespace ew::test

@@ -101,6 +101,15 @@ class BackendImpl {
   // Reductions (ew/reduce.hpp), on the tree of reduce_plan.hpp. Returns when the result
   // is known. A backend without them says so (Errc::backend_unavailable).
   virtual ReduceResult run_reduce(const ReduceCall& call);
+  // Reductions over an expression (expr_reduce.cpp): the plan tree's root (before the
+  // finish) over the values of `values.program`'s one output (outputs unused), kind sum or
+  // asum, into *root. A backend that returns false leaves it to the core, which evaluates
+  // chunks through run_expr and reduces them with run_reduce's node mode; a backend whose
+  // calls are asynchronous (cuda) does it itself, with one wait at the end.
+  virtual bool run_expr_reduce(const ExprCall& values, const char* call, plan::Kind kind, double* root) {
+    (void)values, (void)call, (void)kind, (void)root;
+    return false;
+  }
   virtual void synchronize() = 0;
   // Whether operands may live in `space` (already classified, never `unknown`).
   virtual bool accepts(MemorySpace space) const = 0;
