@@ -39,6 +39,26 @@ std::vector<ReducePeer> cpu_reduce_peers();
 // for dot and the sum of squares; 16-bit data on __half / __nv_bfloat16 widened to float,
 // accumulated in float) and cuBLAS (dot, nrm2; f32 and f64).
 std::vector<ReducePeer> cuda_reduce_peers();
+// Reductions over an expression of two arrays a and b of one dtype (ew/expr_reduce.hpp): the
+// library evaluates the expression chunk by chunk into cache and reduces it there in one
+// call. 16-bit data: the expression computed in float, as the library computes it.
+enum class ExprReduction { sum_sq_diff, asum_product };
+inline constexpr ExprReduction all_expr_reductions[] = {ExprReduction::sum_sq_diff, ExprReduction::asum_product};
+constexpr const char* to_string(ExprReduction r) { return r == ExprReduction::sum_sq_diff ? "sum((a-b)^2)" : "asum(a*b)"; }
+
+struct ExprReducePeer {
+  const char* name;
+  bool (*supports)(ExprReduction r, DType dtype, std::size_t n);
+  // The value, on the host when it returns (device peers run on `stream`, a cudaStream_t).
+  double (*run)(ExprReduction r, DType dtype, std::size_t n, const void* a, const void* b, void* stream);
+};
+// bench/cpu/reduce_peers.cpp: one `parallel for simd reduction(+:)` loop computing the
+// expression per element (accumulating in the data's type, float for 16-bit data).
+std::vector<ExprReducePeer> cpu_expr_reduce_peers();
+// bench/cuda/reduce_peers.cu: cub::DeviceReduce::TransformReduce over the indices with the
+// expression as its functor (accumulating in the data's type, float for 16-bit data).
+std::vector<ExprReducePeer> cuda_expr_reduce_peers();
+
 // The same in the device-resident form, and "atomic (not reproducible)": the library's
 // accumulation in double from 16-byte loads, without its fixed tree (each CUDA block's
 // partial added with atomicAdd in whatever order the blocks finish): what reproducibility

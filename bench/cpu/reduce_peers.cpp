@@ -63,7 +63,40 @@ double in_double(Reduction r, DType d, std::size_t n, const void* x, const void*
   return over<double>(r, d, n, x, y);
 }
 
+// The expression reductions: the expression per element, one loop.
+template <class Acc, class T>
+Acc reduce_expr(ExprReduction r, std::size_t n, const T* a, const T* b) {
+  Acc s = 0;
+  if (r == ExprReduction::sum_sq_diff) {
+#pragma omp parallel for simd reduction(+ : s) schedule(static)
+    for (std::size_t i = 0; i < n; ++i) {
+      const Acc d = widen<Acc>(a[i]) - widen<Acc>(b[i]);
+      s += d * d;
+    }
+  } else {
+#pragma omp parallel for simd reduction(+ : s) schedule(static)
+    for (std::size_t i = 0; i < n; ++i) s += std::fabs(widen<Acc>(a[i]) * widen<Acc>(b[i]));
+  }
+  return s;
+}
+
+bool any_expr(ExprReduction, DType, std::size_t) { return true; }
+double expr_in_type(ExprReduction r, DType d, std::size_t n, const void* a, const void* b, void*) {
+  switch (d) {
+    case DType::f32: return reduce_expr<float>(r, n, static_cast<const float*>(a), static_cast<const float*>(b));
+#if defined(__FLT16_MAX__)
+    case DType::f16: return reduce_expr<float>(r, n, static_cast<const _Float16*>(a), static_cast<const _Float16*>(b));
+#else
+    case DType::f16: return reduce_expr<float>(r, n, static_cast<const half*>(a), static_cast<const half*>(b));
+#endif
+    case DType::bf16: return reduce_expr<float>(r, n, static_cast<const bfloat16*>(a), static_cast<const bfloat16*>(b));
+    default: return reduce_expr<double>(r, n, static_cast<const double*>(a), static_cast<const double*>(b));
+  }
+}
+
 }  // namespace
+
+std::vector<ExprReducePeer> cpu_expr_reduce_peers() { return {{"openmp loop", &any_expr, &expr_in_type}}; }
 
 std::vector<ReducePeer> cpu_reduce_peers() {
   return {{"openmp reduction", false, &any, &in_type}, {"openmp reduction, f64 acc", false, &not_f64, &in_double}};

@@ -393,7 +393,74 @@ void atomic_enqueue(Reduction r, DType d, std::size_t n, const void* x, const vo
   check(cudaGetLastError(), "atomic reduction launch");
 }
 
+// The expression reductions: TransformReduce over the indices with the expression as the
+// functor (the form of the dot above), accumulating in the data's type; 16-bit data widened
+// to float and computed in float.
+__device__ inline float widen(__half v) { return __half2float(v); }
+__device__ inline float widen(__nv_bfloat16 v) { return __bfloat162float(v); }
+__device__ inline float widen(float v) { return v; }
+__device__ inline double widen(double v) { return v; }
+template <class S, class Acc>
+struct SquaredDifference {
+  const S* a;
+  const S* b;
+  __device__ Acc operator()(long long i) const {
+    const Acc d = static_cast<Acc>(widen(a[i])) - static_cast<Acc>(widen(b[i]));
+    return d * d;
+  }
+};
+template <class S, class Acc>
+struct AbsProduct {
+  const S* a;
+  const S* b;
+  __device__ Acc operator()(long long i) const { return fabs(static_cast<Acc>(widen(a[i])) * static_cast<Acc>(widen(b[i]))); }
+};
+
+template <class S, class Acc>
+double cub_expr_typed(ExprReduction r, std::size_t n, const S* a, const S* b, cudaStream_t stream) {
+  Scratch& s = scratch();
+  s.reserve(0);
+  Acc* out = reinterpret_cast<Acc*>(s.out);
+  const auto count = static_cast<long long>(n);
+  std::size_t bytes = 0;
+  const auto run = [&](void* temp) {
+    const thrust::counting_iterator<long long> index(0);
+    if (r == ExprReduction::sum_sq_diff)
+      return cub::DeviceReduce::TransformReduce(temp, bytes, index, out, count, ::cuda::std::plus<>{},
+                                                SquaredDifference<S, Acc>{a, b}, Acc(0), stream);
+    return cub::DeviceReduce::TransformReduce(temp, bytes, index, out, count, ::cuda::std::plus<>{},
+                                              AbsProduct<S, Acc>{a, b}, Acc(0), stream);
+  };
+  check(run(nullptr), "cub::DeviceReduce::TransformReduce");
+  s.reserve(bytes);
+  check(run(s.temp), "cub::DeviceReduce::TransformReduce");
+  Acc host{};
+  check(cudaMemcpyAsync(&host, out, sizeof(Acc), cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync");
+  check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  return static_cast<double>(host);
+}
+
+bool cub_expr_supports(ExprReduction, DType, std::size_t) { return true; }
+double cub_expr_run(ExprReduction r, DType d, std::size_t n, const void* a, const void* b, void* stream) {
+  const auto s = static_cast<cudaStream_t>(stream);
+  switch (d) {
+    case DType::f16:
+      return cub_expr_typed<__half, float>(r, n, static_cast<const __half*>(a), static_cast<const __half*>(b), s);
+    case DType::bf16:
+      return cub_expr_typed<__nv_bfloat16, float>(r, n, static_cast<const __nv_bfloat16*>(a),
+                                                  static_cast<const __nv_bfloat16*>(b), s);
+    case DType::f32:
+      return cub_expr_typed<float, float>(r, n, static_cast<const float*>(a), static_cast<const float*>(b), s);
+    default:
+      return cub_expr_typed<double, double>(r, n, static_cast<const double*>(a), static_cast<const double*>(b), s);
+  }
+}
+
 }  // namespace
+
+std::vector<ExprReducePeer> cuda_expr_reduce_peers() {
+  return {{"cub TransformReduce", &cub_expr_supports, &cub_expr_run}};
+}
 
 std::vector<DeviceReducePeer> cuda_reduce_device_peers() {
   return {{"cub::DeviceReduce", false, &cub_supports, &cub_enqueue},

@@ -1,7 +1,11 @@
 // The reductions section (reductions.hpp). Each point: the operands in the backend's
 // own memory (device memory for cuda), a warm-up call, then `reps` timed batches of calls
 // back to back (enough calls per batch to last about a millisecond at small sizes); the
-// median batch over its calls is the time per call.
+// median batch over its calls is the time per call. Then the reductions over an expression
+// of two arrays (ew/expr_reduce.hpp: sum((a-b)^2), asum(a*b)): the library's fused call
+// next to the same backend's unfused form (the kernel evaluated into a temporary array, then
+// ew::sum: the same bits) and to one OpenMP loop or cub TransformReduce computing the
+// expression per element; bytes are the two inputs read once.
 #include "reductions.hpp"
 
 #include <algorithm>
@@ -20,6 +24,7 @@ namespace ew::roofline {
 
 namespace {
 
+using bench::ExprReduction;
 using bench::Reduction;
 
 struct Runner {
@@ -92,6 +97,76 @@ struct Operands {
   const void* y(DType d, Place p) const { return at(d, true, p); }
 };
 
+// The expression reductions, over two inputs of dtype T.
+template <class T>
+Kernel expr_kernel_of(ExprReduction r) {
+  const Expr a = input<T>(0), b = input<T>(1);
+  return r == ExprReduction::sum_sq_diff ? compile({(a - b) * (a - b)}) : compile({a * b});
+}
+Kernel expr_kernel(ExprReduction r, DType d) {
+  switch (d) {
+    case DType::f32: return expr_kernel_of<float>(r);
+    case DType::f16: return expr_kernel_of<half>(r);
+    case DType::bf16: return expr_kernel_of<bfloat16>(r);
+    default: return expr_kernel_of<double>(r);
+  }
+}
+
+template <class T>
+std::vector<InputArray> two_of(std::size_t n, const void* a, const void* b, MemorySpace space) {
+  return {Span<const T>(static_cast<const T*>(a), n, space), Span<const T>(static_cast<const T*>(b), n, space)};
+}
+std::vector<InputArray> two(DType d, std::size_t n, const void* a, const void* b, MemorySpace space) {
+  switch (d) {
+    case DType::f32: return two_of<float>(n, a, b, space);
+    case DType::f16: return two_of<half>(n, a, b, space);
+    case DType::bf16: return two_of<bfloat16>(n, a, b, space);
+    default: return two_of<double>(n, a, b, space);
+  }
+}
+
+double fused(Context& ctx, ExprReduction r, const Kernel& k, DType d, std::size_t n, const void* a, const void* b,
+             MemorySpace space) {
+  const std::vector<InputArray> in = two(d, n, a, b, space);
+  return r == ExprReduction::sum_sq_diff ? ew::sum(ctx, k, in.data(), in.size(), nullptr, 0)
+                                         : ew::asum(ctx, k, in.data(), in.size(), nullptr, 0);
+}
+
+// The unfused form: the kernel into a temporary array of the context (kept between calls),
+// then ew::sum or ew::asum of it.
+struct Unfused {
+  std::unique_ptr<Buffer<double>> temp;
+  double run(Context& ctx, ExprReduction r, const Kernel& k, DType d, std::size_t n, const void* a, const void* b,
+             MemorySpace space) {
+    const DType out = k.output_dtype(0);
+    const std::size_t words = (n * size_of(out) + 7) / 8;
+    if (!temp || temp->size() < words) temp.reset(), temp = std::make_unique<Buffer<double>>(ctx, words);
+    const std::vector<InputArray> in = two(d, n, a, b, space);
+    OutputArray values;
+    values.data = temp->data(), values.size = n, values.dtype = out, values.space = temp->space();
+    k.run(ctx, in.data(), in.size(), &values, 1, nullptr, 0);
+    const auto reduce = [&](auto tag) -> double {
+      using T = decltype(tag);
+      const Span<const T> x(reinterpret_cast<const T*>(temp->data()), n, temp->space());
+      return static_cast<double>(r == ExprReduction::sum_sq_diff ? ew::sum<T>(ctx, x) : ew::asum<T>(ctx, x));
+    };
+    switch (out) {
+      case DType::f32: return reduce(0.0f);
+      case DType::f16: return reduce(half{});
+      case DType::bf16: return reduce(bfloat16{});
+      default: return reduce(0.0);
+    }
+  }
+};
+
+struct ExprTarget {
+  std::string name;
+  bool peer;
+  Place place;
+  std::function<double(ExprReduction, const Kernel&, DType, std::size_t, const void*, const void*)> run;
+  std::function<bool(ExprReduction, DType, std::size_t)> supports;
+};
+
 Stats time_calls(const std::function<double()>& f, std::size_t n, int reps, double& value) {
   value = f();  // warm-up
   const int batch = static_cast<int>(std::clamp<std::size_t>((std::size_t(1) << 20) / std::max<std::size_t>(n, 1), 1, 256));
@@ -114,6 +189,7 @@ std::vector<ReductionResult> measure_reductions(const ReductionPlan& plan, Progr
 
   std::vector<std::unique_ptr<Context>> contexts;
   std::vector<Runner> runners;
+  std::vector<ExprTarget> expr_targets;
   Context* device_ctx = nullptr;
   for (Backend b : wanted) {
     if (!backend_status(b).usable) continue;
@@ -128,6 +204,17 @@ std::vector<ReductionResult> measure_reductions(const ReductionPlan& plan, Progr
                          return library(*ctx, r, d, n, x, y, space);
                        },
                        [](Reduction, DType, std::size_t) { return true; }});
+    const Place place = on_device ? Place::device : Place::host;
+    const auto always = [](ExprReduction, DType, std::size_t) { return true; };
+    expr_targets.push_back({to_string(b), false, place,
+                            [ctx, space](ExprReduction r, const Kernel& k, DType d, std::size_t n, const void* a,
+                                         const void* b2) { return fused(*ctx, r, k, d, n, a, b2, space); },
+                            always});
+    auto temp = std::make_shared<Unfused>();
+    expr_targets.push_back({std::string(to_string(b)) + " unfused", true, place,
+                            [ctx, space, temp](ExprReduction r, const Kernel& k, DType d, std::size_t n, const void* a,
+                                               const void* b2) { return temp->run(*ctx, r, k, d, n, a, b2, space); },
+                            always});
   }
   bool host = false;
   for (const Runner& r : runners) host = host || r.place == Place::host;
@@ -138,6 +225,12 @@ std::vector<ReductionResult> measure_reductions(const ReductionPlan& plan, Progr
         runners.push_back({p.name, true, Place::host, [p](Reduction r, DType d, std::size_t n, const void* x, const void* y) {
                              return p.run(r, d, n, x, y, nullptr);
                            }, p.supports});
+    if (host)
+      for (const bench::ExprReducePeer& p : bench::cpu_expr_reduce_peers())
+        expr_targets.push_back({p.name, true, Place::host,
+                                [p](ExprReduction r, const Kernel&, DType d, std::size_t n, const void* a,
+                                    const void* b) { return p.run(r, d, n, a, b, nullptr); },
+                                p.supports});
 #endif
 #if defined(EW_ROOFLINE_CUDA_PEERS)
     if (device_ctx)
@@ -148,11 +241,28 @@ std::vector<ReductionResult> measure_reductions(const ReductionPlan& plan, Progr
                              return p.run(r, d, n, x, y, stream);
                            }, p.supports});
       }
+    if (device_ctx)
+      for (const bench::ExprReducePeer& p : bench::cuda_expr_reduce_peers()) {
+        void* stream = device_ctx->native_stream();
+        expr_targets.push_back({p.name, true, Place::device,
+                                [p, stream](ExprReduction r, const Kernel&, DType d, std::size_t n, const void* a,
+                                            const void* b) { return p.run(r, d, n, a, b, stream); },
+                                p.supports});
+      }
 #endif
   }
 
   std::vector<ReductionResult> results;
   Context reference(Backend::scalar);
+  // Each library result of one point against the fastest peer of the point.
+  const auto rank = [&results](std::size_t first) {
+    for (std::size_t i = first; i < results.size(); ++i) {
+      if (results[i].peer) continue;
+      for (std::size_t j = first; j < results.size(); ++j)
+        if (results[j].peer && results[i].gbps / results[j].gbps < (results[i].ratio_to_best_peer < 0 ? 1e300 : results[i].ratio_to_best_peer))
+          results[i].ratio_to_best_peer = results[i].gbps / results[j].gbps, results[i].best_peer = results[j].target;
+    }
+  };
   for (Place place : {Place::host, Place::device}) {
     const std::vector<int>& sizes = place == Place::host ? plan.host_log2 : plan.device_log2;
     if (sizes.empty() || std::none_of(runners.begin(), runners.end(), [&](const Runner& r) { return r.place == place && !r.peer; }))
@@ -193,12 +303,34 @@ std::vector<ReductionResult> measure_reductions(const ReductionPlan& plan, Progr
             if (ceiling > 0) x.pct_of_measured_ceiling = 100.0 * x.gbps / ceiling;
             results.push_back(x);
           }
-          for (std::size_t i = first; i < results.size(); ++i) {
-            if (results[i].peer) continue;
-            for (std::size_t j = first; j < results.size(); ++j)
-              if (results[j].peer && results[i].gbps / results[j].gbps < (results[i].ratio_to_best_peer < 0 ? 1e300 : results[i].ratio_to_best_peer))
-                results[i].ratio_to_best_peer = results[i].gbps / results[j].gbps, results[i].best_peer = results[j].target;
+          rank(first);
+        }
+        for (ExprReduction red : bench::all_expr_reductions) {
+          const Kernel k = expr_kernel(red, d);
+          const double want = fused(reference, red, k, d, n, ops.x(d, Place::host), ops.y(d, Place::host), MemorySpace::host);
+          const std::size_t first = results.size();
+          for (const ExprTarget& t : expr_targets) {
+            if (t.place != place || !t.supports(red, d, n)) continue;
+            progress.step(std::string("reductions: ") + t.name + " " + bench::to_string(red) + " " + to_string(d) + " " +
+                          pretty_n(n));
+            ReductionResult x;
+            x.reduction = bench::to_string(red), x.target = t.name, x.peer = t.peer;
+            // The unfused form is the library's too: the same bits (checked below).
+            x.reproducible = !t.peer || t.name.find(" unfused") != std::string::npos;
+            x.place = place, x.dtype = d, x.n = n;
+            x.bytes_per_element = 2 * static_cast<int>(size_of(d));
+            double value = 0;
+            const void* a = ops.x(d, place);
+            const void* b = ops.y(d, place);
+            x.seconds = time_calls([&] { return t.run(red, k, d, n, a, b); }, n, plan.reps, value);
+            x.gbps = double(x.bytes_per_element) * double(n) / x.seconds.median / 1e9;
+            const double tolerance = d == DType::f64 ? 1e-9 : is_storage16(d) ? 1e-2 : 1e-3;
+            x.verified = x.reproducible ? std::memcmp(&value, &want, sizeof value) == 0
+                                        : std::fabs(value - want) <= tolerance * std::max(1.0, std::fabs(want));
+            if (ceiling > 0) x.pct_of_measured_ceiling = 100.0 * x.gbps / ceiling;
+            results.push_back(x);
           }
+          rank(first);
         }
       }
   }
@@ -208,10 +340,12 @@ std::vector<ReductionResult> measure_reductions(const ReductionPlan& plan, Progr
 void print_reductions(const Report& r, std::FILE* out) {
   if (r.reductions.empty()) return;
   std::fprintf(out,
-               "\nreductions: sum, dot, norm2 with the value on the host after each call; the library's bits are the\n"
-               "same on every backend (checked against scalar), the peers' are not. GB/s count each input read once;\n"
+               "\nreductions: sum, dot, norm2, and sum((a-b)^2), asum(a*b) over an expression in one pass (peers: the\n"
+               "same backend's unfused form, the kernel into a temporary then ew::sum, and a loop computing the\n"
+               "expression), with the value on the host after each call; the library's bits are the same on every\n"
+               "backend (checked against scalar), the other peers' are not. GB/s count each input read once;\n"
                "'vs peer' is over the fastest peer of the point.\n");
-  std::fprintf(out, "\n%-6s %-5s %-5s %-6s %-26s %11s %9s %6s %9s %s\n", "device", "dtype", "n", "op", "target", "time",
+  std::fprintf(out, "\n%-6s %-5s %-5s %-12s %-26s %11s %9s %6s %9s %s\n", "device", "dtype", "n", "op", "target", "time",
                "GB/s", "%ceil", "vs peer", "");
   int unverified = 0;
   for (const ReductionResult& x : r.reductions) {
@@ -221,7 +355,7 @@ void print_reductions(const Report& r, std::FILE* out) {
     char pct[16] = "-", ratio[16] = "";
     if (x.pct_of_measured_ceiling >= 0) std::snprintf(pct, sizeof pct, "%.1f", x.pct_of_measured_ceiling);
     if (x.ratio_to_best_peer > 0) std::snprintf(ratio, sizeof ratio, "%.2fx", x.ratio_to_best_peer);
-    std::fprintf(out, "%-6s %-5s %-5s %-6s %-26s %11s %9.1f %6s %9s %s%s\n", to_string(x.place), to_string(x.dtype),
+    std::fprintf(out, "%-6s %-5s %-5s %-12s %-26s %11s %9.1f %6s %9s %s%s\n", to_string(x.place), to_string(x.dtype),
                  pretty_n(x.n).c_str(), x.reduction.c_str(), x.target.c_str(), time, x.gbps, pct, ratio,
                  x.verified ? "" : "NOT VERIFIED", x.seconds.unsteady() ? " unsteady" : "");
   }
