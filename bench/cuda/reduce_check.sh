@@ -3,7 +3,9 @@
 # configure for the GPU at hand, build, the reduction tests that need a GPU (tests/reduce's
 # cuda/* cases: bit for bit against the scalar backend at sizes around the block edges,
 # offsets 0..3, special values, the exact-reference bound, bad input; f16 and bf16 against
-# scalar and against their widened data reduced as f32), compute-sanitizer
+# scalar and against their widened data reduced as f32; the reductions over an expression,
+# cuda/ExprReduce*: the bits of evaluating then ew::sum and of scalar's, the chunk forced to
+# 1..256 plan blocks and the default one, 16-bit outputs, pinned and managed inputs), compute-sanitizer
 # memcheck, racecheck and synccheck on them, the kernels' register counts, then
 # ew-cuda-reduce-bench (sum, dot, norm2 against cub::DeviceReduce and cuBLAS at 2^20..2^28,
 # f32 and f64): the value brought to the host after every call, then the device-resident
@@ -11,9 +13,10 @@
 # non-reproducible "atomic" variant beside it (what reproducibility costs), then --sweep
 # (every tuning of the kernel at 2^20, 2^24, 2^28, bits checked against the default), and
 # BabelStream's driver with Dot through ew::dot (ew-babelstream: cuda in double and float,
-# highway in double). Highway is built explicitly (-DEW_ENABLE_HIGHWAY=ON), so the tests'
-# highway cases run too. Logs and CSV files go to $OUT (default ./out). About 4-5 minutes
-# on an H100.
+# highway in double), and ew-roofline's reductions over an expression (sum((a-b)^2),
+# asum(a*b) against the unfused form and cub TransformReduce). Highway is built explicitly
+# (-DEW_ENABLE_HIGHWAY=ON), so the tests' highway cases run too. Logs and CSV files go to $OUT
+# (default ./out). About 5-7 minutes on an H100 (not yet timed with the expression steps).
 # Usage, from the repository root on a GPU machine (see docs/gpu.md):
 #   bash bench/cuda/reduce_check.sh [--no-bench] [extra CMake arguments]
 set -uo pipefail
@@ -39,6 +42,8 @@ build-gpu/tests/reduce/ew_reduce_tests > "$out/reduce-tests.log" 2>&1 || status=
 grep -E "^\[  (PASSED|FAILED|SKIPPED) " "$out/reduce-tests.log"
 grep -q "SKIPPED ] cuda/" "$out/reduce-tests.log" && { echo "cuda cases skipped: no usable GPU?"; status=1; }
 grep -q "SKIPPED ] highway/" "$out/reduce-tests.log" && { echo "highway cases skipped: built without highway?"; status=1; }
+echo "reductions over an expression on cuda:"
+grep -E "^\[ +(OK|FAILED|SKIPPED) +\] cuda/ExprReduce" "$out/reduce-tests.log"
 
 step "registers and stack of the reduction kernels"
 if command -v cuobjdump > /dev/null; then
@@ -53,7 +58,7 @@ fi
 for tool in memcheck racecheck synccheck; do
   step "compute-sanitizer --tool $tool"
   timeout -k 10 900 compute-sanitizer --tool $tool --error-exitcode 7 build-gpu/tests/reduce/ew_reduce_tests \
-    --gtest_filter='cuda/Reduce.SameBitsAsScalarWithSpecialValues/*:cuda/Reduce.SpecialValueRules/*:cuda/Reduce.EmptyGivesTheIdentity/*:cuda/Reduce16.SameBitsWithSpecialValues/*:cuda/Reduce16.StoresAFloatIntoAResultSpan/*' \
+    --gtest_filter='cuda/Reduce.SameBitsAsScalarWithSpecialValues/*:cuda/Reduce.SpecialValueRules/*:cuda/Reduce.EmptyGivesTheIdentity/*:cuda/Reduce16.SameBitsWithSpecialValues/*:cuda/Reduce16.StoresAFloatIntoAResultSpan/*:cuda/ExprReduce.SpecialValuesAndEmpty/*:cuda/ExprReduceGpu.PinnedAndManagedInputs/*' \
     --gtest_brief=1 > "$out/reduce-$tool.log" 2>&1 || { echo "FAILED under $tool (rc $?)"; status=1; }
   grep -E "ERROR SUMMARY|PASSED|FAILED" "$out/reduce-$tool.log" | head -5
 done
@@ -73,6 +78,10 @@ if (( bench )); then
   build-gpu/bench/roofline/ew-roofline --backends cuda --dtypes f16,bf16,f32 --ops copy --sizes 20,24,28 --warm \
     --no-expressions --json "$out/reduce-roofline16.json" > "$out/reduce-roofline16.log" 2>&1 || status=1
   sed -n '/^reductions/,$p' "$out/reduce-roofline16.log"
+  step "ew-roofline reductions over an expression in f32 and f64 (fused, unfused, cub TransformReduce)"
+  build-gpu/bench/roofline/ew-roofline --backends cuda --dtypes f32,f64 --ops copy --sizes 20,22,24,26,28 --warm \
+    --no-expressions --json "$out/reduce-roofline-expr.json" > "$out/reduce-roofline-expr.log" 2>&1 || status=1
+  grep -E "^device|sum\(\(a-b\)\^2\)|asum\(a\*b\)|NOT VERIFIED" "$out/reduce-roofline-expr.log"
   step "ew-babelstream: BabelStream's driver, Dot through ew::dot"
   s=build-gpu/bench/babelstream/ew-babelstream
   log="$out/reduce-babelstream.log"

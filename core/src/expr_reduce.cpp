@@ -4,7 +4,9 @@
 // before its finish). A chunk is an aligned power-of-two run of plan blocks, so its node is
 // a node of the one tree (reduce_plan.hpp), and the nodes combined by the canonical tree give
 // the root: the bits of ew::sum over the whole evaluated array, with the inputs read from
-// memory once and the output never written to memory.
+// memory once and the output never written to memory. A backend whose calls are
+// asynchronous (cuda) runs the chunks itself (BackendImpl::run_expr_reduce: chunks sized for
+// its cache, no wait per chunk) and hands back the root.
 #include "ew/expr_reduce.hpp"
 
 #include <algorithm>

@@ -17,8 +17,10 @@
 // before anything runs; the kernel must read at least one input (n is its length).
 // n = 0 gives +0. NaN and infinities as ew::sum.
 //
-// Backends: scalar, highway, kokkos. cuda refuses with Errc::unsupported (evaluate into a
-// Buffer and call ew::sum there); a context over several devices refuses as ew::sum does.
+// Backends: all. On cuda the inputs are device, managed or pinned memory (pageable memory is
+// refused with Errc::foreign_memory, as ew::sum on cuda refuses it) and the call returns when
+// the value is known (one wait per call); a context over several devices refuses as ew::sum
+// does. docs/reductions.md says how each backend does it.
 #include <cstddef>
 #include <initializer_list>
 
