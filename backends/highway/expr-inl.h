@@ -39,6 +39,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "ew/error.hpp"
@@ -83,6 +84,7 @@ struct Block {
   bool staged;                      // padded copies of a partial vector: outputs go through registers
   char* out[max_expr_outputs];      // the block's first element of each output
   bool stream[max_expr_outputs];    // whether its stores there may be non-temporal (vector-aligned)
+  DType storage[max_expr_outputs];  // each output's dtype: a 16-bit one is rounded as stored
 };
 
 struct Step;
@@ -207,10 +209,43 @@ HWY_INLINE V Apply(D d, V a, [[maybe_unused]] V b, [[maybe_unused]] V c) {
 
 // Stores value(i) for every vector of the block: into the step's register, or straight
 // into its output (non-temporal where the block's address allows).
+// A step's f32 values rounded to a 16-bit output as it stores them, two vectors to one
+// vector of 16-bit lanes (bf16: the rounded upper halves gathered by one ConcatOdd),
+// streamed where the block allows; a last single vector as a half one.
+template <class T16, class DF, class Value>
+HWY_INLINE void StoreRounded(const Step& s, const Block& b, DF df, const Value& value) {
+  const std::size_t N = hn::Lanes(df);
+  uint16_t* HWY_RESTRICT out = reinterpret_cast<uint16_t*>(b.out[s.output]);
+  std::size_t i = 0;
+#if HWY_TARGET != HWY_SCALAR
+  const hn::ScalableTag<uint16_t> d16;
+  const auto pair = [&](std::size_t j) HWY_ATTR {
+    const auto lo = value(j), hi = value(j + N);
+    if constexpr (std::is_same_v<T16, bfloat16>)
+      return hn::ConcatOdd(d16, hn::BitCast(d16, NarrowBF16High(df, hi)), hn::BitCast(d16, NarrowBF16High(df, lo)));
+    else
+      return hn::Combine(d16, Narrow16<T16>(df, hi), Narrow16<T16>(df, lo));
+  };
+  if (b.stream[s.output])
+    for (; i + 2 * N <= b.count; i += 2 * N) hn::Stream(pair(i), d16, out + i);
+  else
+    for (; i + 2 * N <= b.count; i += 2 * N) hn::StoreU(pair(i), d16, out + i);
+#endif
+  const hn::Rebind<uint16_t, DF> dh;
+  for (; i < b.count; i += N) hn::StoreU(Narrow16<T16>(df, value(i)), dh, out + i);
+}
+
 template <class D, class Value>
 HWY_INLINE void StoreValues(const Step& s, const Block& b, D d, const Value& value) {
   using T = hn::TFromD<D>;
   const std::size_t N = hn::Lanes(d);
+  if constexpr (sizeof(T) == 4) {  // a 16-bit output computes in f32
+    if (s.output >= 0 && !b.staged && is_storage16(b.storage[s.output])) {
+      if (b.storage[s.output] == DType::f16) StoreRounded<half>(s, b, d, value);
+      else StoreRounded<bfloat16>(s, b, d, value);
+      return;
+    }
+  }
   if (s.output >= 0 && !b.staged) {
     T* HWY_RESTRICT out = reinterpret_cast<T*>(b.out[s.output]);
     if (b.stream[s.output])
@@ -302,6 +337,14 @@ void RunWiden(const Step& s, const Block& b) {
   for (std::size_t i = 0; i < b.count; i += N) hn::Store(Widen16<T16>(df, hn::LoadU(d16, a + i)), df, out + i);
 }
 
+// A float rounded to bf16 and widened again: the rounded bits (high half) with the low
+// half cleared, one And after the rounding instead of a narrowing and a widening.
+template <class DF>
+HWY_INLINE hn::Vec<DF> RoundToBF16(DF df, hn::Vec<DF> v) {
+  const hn::RebindToUnsigned<DF> du;
+  return hn::BitCast(df, hn::And(NarrowBF16High(df, v), hn::Set(du, 0xffff0000u)));
+}
+
 // A cast to a 16-bit type: f32 values rounded once to it, kept as the f32 values they are.
 template <class T16>
 void RunRound16(const Step& s, const Block& b) {
@@ -309,7 +352,11 @@ void RunRound16(const Step& s, const Block& b) {
   const std::size_t N = hn::Lanes(df);
   const float* a = Address<float>(s.src[0], b);
   float* HWY_RESTRICT out = RegisterAddress<float>(s.dst, b);
-  for (std::size_t i = 0; i < b.count; i += N) hn::Store(Widen16<T16>(df, Narrow16<T16>(df, hn::LoadU(df, a + i))), df, out + i);
+  for (std::size_t i = 0; i < b.count; i += N) {
+    const auto v = hn::LoadU(df, a + i);
+    if constexpr (std::is_same_v<T16, bfloat16>) hn::Store(RoundToBF16(df, v), df, out + i);
+    else hn::Store(Widen16<T16>(df, Narrow16<T16>(df, v)), df, out + i);
+  }
 }
 
 // The same from f64: rounded once, straight from the double (through f32 it could round
@@ -450,7 +497,7 @@ inline Step CopyStep(DType dtype, const Source& from, std::uint16_t reg) {
 // or input-copying output reading an input that the output overwrites.
 inline void StoreStraight(const ExprCall& call, Plan& plan, int k) {
   Output& o = plan.out[k];
-  if (o.src.kind != Source::kRegister || is_storage16(o.dtype)) return;  // 16-bit: rounded by StoreOutput16
+  if (o.src.kind != Source::kRegister) return;
   const std::uint16_t reg = o.src.index;
   int writer = plan.step_count - 1;
   while (writer >= 0 && plan.steps[writer].dst != reg) --writer;
@@ -697,8 +744,14 @@ void StoreOutput16(const Output& o, const Block& b, std::size_t start, std::size
 #if HWY_TARGET != HWY_SCALAR
   const hn::ScalableTag<uint16_t> d16;
   const bool stream = o.stream && reinterpret_cast<std::uintptr_t>(dst) % VectorBytes(o.dtype) == 0;
+  // bf16: the rounded bits are the upper halves of the 32-bit lanes, gathered by one
+  // ConcatOdd (a narrowing per vector costs a shift and a saturating pack each).
   const auto pair = [&](std::size_t j) HWY_ATTR {
-    return hn::Combine(d16, Narrow16<T16>(df, hn::LoadU(df, src + j + N)), Narrow16<T16>(df, hn::LoadU(df, src + j)));
+    const auto lo = hn::LoadU(df, src + j), hi = hn::LoadU(df, src + j + N);
+    if constexpr (std::is_same_v<T16, bfloat16>)
+      return hn::ConcatOdd(d16, hn::BitCast(d16, NarrowBF16High(df, hi)), hn::BitCast(d16, NarrowBF16High(df, lo)));
+    else
+      return hn::Combine(d16, Narrow16<T16>(df, hi), Narrow16<T16>(df, lo));
   };
   if (stream)
     for (; i + 2 * N <= len; i += 2 * N) hn::Stream(pair(i), d16, dst + i);
@@ -742,6 +795,7 @@ inline void RunBlock(const Plan& plan, Block& b, char* staging, std::size_t star
     const std::size_t bytes = size_of(o.dtype);
     b.out[k] = o.data + start * bytes;
     b.stream[k] = o.stream && reinterpret_cast<std::uintptr_t>(b.out[k]) % VectorBytes(o.dtype) == 0;
+    b.storage[k] = o.dtype;
   }
   for (int k = 0; k < plan.step_count; ++k) plan.steps[k].run(plan.steps[k], b);
   for (int k = 0; k < plan.outputs; ++k) {

@@ -232,9 +232,16 @@ template <class T>
 void one_scalar(Rng& r, Draw<T>& d) { d.s = scalar<T>(r); }
 template <class T>
 void two_scalars(Rng& r, Draw<T>& d) { d.s = scalar<T>(r), d.t = scalar<T>(r); }
-// A scalar passed as an ew::param<T>: rounded to T at the call (a no-op for f32 and f64).
+// A scalar passed as an ew::param<T>: a value of T (the reference computes with it), handed
+// to the call nudged by less than half a unit of T (param_value), which the call's rounding
+// to T must take away (a no-op for f64).
 template <class T>
 void one_param(Rng& r, Draw<T>& d) { d.s = to_compute(from_compute<T>(scalar<T>(r))); }
+template <class T>
+double param_value(C<T> s) {
+  constexpr double nudge = ew::is_storage16_v<T> ? 0x1p-13 : std::is_same_v<T, float> ? 0x1p-30 : 0.0;
+  return static_cast<double>(s) * (1 + nudge);
+}
 
 template <class T>
 const std::vector<OpKind<T>>& kinds() {
@@ -306,7 +313,7 @@ const std::vector<OpKind<T>>& kinds() {
        [](ew::Context& c, S a, S b, O out, K s, K) {
          const ew::Expr x0 = ew::input<T>(0), x1 = ew::input<T>(1);
          static const ew::Kernel k = ew::compile({ew::min(x0, x1) * ew::param<T>(0) + ew::max(x0, x1)});
-         k(c, {a, b}, {out}, {static_cast<double>(s)});
+         k(c, {a, b}, {out}, {param_value<T>(s)});
        },
        true},
       {"expr select(x0 < x1, sqrt(abs(x0)), x1 / p0)", 2, false, one_param<T>,
@@ -314,7 +321,7 @@ const std::vector<OpKind<T>>& kinds() {
        [](ew::Context& c, S a, S b, O out, K s, K) {
          const ew::Expr x0 = ew::input<T>(0), x1 = ew::input<T>(1);
          static const ew::Kernel k = ew::compile({ew::select(x0 < x1, ew::sqrt(ew::abs(x0)), x1 / ew::param<T>(0))});
-         k(c, {a, b}, {out}, {static_cast<double>(s)});
+         k(c, {a, b}, {out}, {param_value<T>(s)});
        },
        true},
   };
