@@ -5,12 +5,12 @@
 #include <cstddef>
 #include <string>
 
-#include "ew/types.hpp"
+#include "ew/types.hpp"  // DType, and ew::half / ew::bfloat16 for the 16-bit loops
 
 namespace ew::bench {
 
 // Runs the loop of expression `name` (relu, silu, dot4, clamp, chain3) over n elements of
-// `dtype`: inputs[k] is input k of the expression, params[k] its param k; dot4 writes its
+// `dtype` (any of the four): inputs[k] is input k of the expression, params[k] its param k; dot4 writes its
 // output in place on inputs[2]. False for a name it does not know.
 bool run_expr_peer(const std::string& name, DType dtype, std::size_t n, const void* const* inputs, void* out,
                    const double* params);

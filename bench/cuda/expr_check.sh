@@ -7,7 +7,11 @@
 # cub::DeviceTransform with the same functor, the unfused fixed ops and ew::add at
 # 2^10..2^28; first-compile, disk-cache and per-call times; the cost of untagged operands,
 # `--call-cost`, also run alone with --no-bench) and ew-roofline's expressions section on
-# cuda (fused, unfused, cub peer; JSON and SVG). Logs go to $OUT (default ./out).
+# cuda (fused, unfused, cub peer; JSON and SVG), then again on f32, f16 and bf16 data (the
+# cub peer has functors for f32 and f64 only: its 16-bit rows say so). The cuda/* cases
+# include 16-bit data: random expressions with f16/bf16 inputs and outputs, the seven ops
+# written as expressions on f16/bf16, every 16-bit pattern widened and every rounding edge
+# narrowed (cuda/ExprFloat16Backends). Logs go to $OUT (default ./out).
 # With KOKKOS_ROOT=<a CUDA-enabled Kokkos install> (shared libraries, Kokkos >= 4.7.01 for
 # CUDA 13) a second build, build-gpu-kokkos, runs the expression tests on kokkos on the GPU
 # (tests/expr's kokkos/* cases, the per-element walk's tests, ew_kokkos_tests) and
@@ -51,7 +55,7 @@ sanitize() {  # tool, binary, gtest filter
 for tool in memcheck racecheck; do
   step "compute-sanitizer --tool $tool"
   {
-    sanitize $tool build-gpu/tests/expr/ew_expr_tests 'cuda/ExprAliasing.*:cuda/ExprSpecial.*:cuda/ExprEqualsOp.*'
+    sanitize $tool build-gpu/tests/expr/ew_expr_tests 'cuda/ExprAliasing.*:cuda/ExprSpecial.*:cuda/ExprEqualsOp.*:cuda/ExprFloat16Backends.*'
     sanitize $tool build-gpu/tests/cuda/ew_cuda_expr_tests 'CudaExpr.EveryMemorySpace*'
   } > "$out/expr-$tool.log" 2>&1
   grep -E "SUMMARY|FAILED|PASSED|tests ran" "$out/expr-$tool.log"
@@ -67,6 +71,12 @@ if (( bench )); then
     --plot "$out/expr-roofline.svg" > "$out/expr-roofline.log" 2>&1 || status=1
   sed -n '/^expressions:/,$p' "$out/expr-roofline.log"
   grep -E "warning|not available" "$out/expr-roofline.log" && status=1
+  step "ew-roofline: expressions on cuda, f32 beside f16 and bf16 (elements/s; fused against unfused)"
+  build-gpu/bench/roofline/ew-roofline --only-expressions --backends cuda --dtypes f32,f16,bf16 \
+    --json "$out/expr-roofline-16.json" > "$out/expr-roofline-16.log" 2>&1 || status=1
+  sed -n '/^expressions:/,$p' "$out/expr-roofline-16.log"
+  # The peer's 16-bit rows are expected to say "not available"; a fused one must not.
+  grep -E "warning|cuda (fused|unfused) .*not available" "$out/expr-roofline-16.log" && status=1
 else
   step "ew-cuda-expr-bench --call-cost (untagged operands)"
   build-gpu/bench/cuda/ew-cuda-expr-bench --call-cost 2>&1 | tee "$out/expr-call-cost.log" || status=1

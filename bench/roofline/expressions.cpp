@@ -102,8 +102,9 @@ Arrays arrays_of(const Entry& e, const Layout& l, char* base, std::size_t set) {
 }
 
 // Uniform values in [-1, 1) from a hash of the index (element `first` onwards), multiples
-// of 2^-23: mixed signs (relu and clamp take both sides), never subnormal, and in place
-// dot4's c converges to a*b / (1 - d), finite.
+// of 2^-23: mixed signs (relu and clamp take both sides), never subnormal (rounded to
+// bf16 they stay normal; f16 subnormals widen to normal floats, which cost nothing), and
+// in place dot4's c converges to a*b / (1 - d), finite.
 void fill(void* p, std::size_t count, DType d, std::size_t first = 0) {
   const std::ptrdiff_t m = static_cast<std::ptrdiff_t>(count);
   auto value = [first](std::uint64_t i) {
@@ -116,6 +117,14 @@ void fill(void* p, std::size_t count, DType d, std::size_t first = 0) {
     auto* f = static_cast<float*>(p);
 #pragma omp parallel for schedule(static)
     for (std::ptrdiff_t i = 0; i < m; ++i) f[i] = static_cast<float>(value(std::uint64_t(i)));
+  } else if (d == DType::f16) {
+    auto* f = static_cast<half*>(p);
+#pragma omp parallel for schedule(static)
+    for (std::ptrdiff_t i = 0; i < m; ++i) f[i] = half(value(std::uint64_t(i)));
+  } else if (d == DType::bf16) {
+    auto* f = static_cast<bfloat16*>(p);
+#pragma omp parallel for schedule(static)
+    for (std::ptrdiff_t i = 0; i < m; ++i) f[i] = bfloat16(value(std::uint64_t(i)));
   } else {
     auto* f = static_cast<double*>(p);
 #pragma omp parallel for schedule(static)
@@ -189,7 +198,7 @@ void run_fixed_ops(Context& ctx, const Entry& e, std::size_t n, const Arrays& a,
     add<T>(ctx, tmp(0), tmp(1), out);
   } else if (name == "chain3") {
     add<T>(ctx, in(0), in(1), tmp(0));
-    scale<T>(ctx, static_cast<T>(e.params[0]), tmp(0), tmp(0));
+    scale<T>(ctx, static_cast<compute_t<T>>(e.params[0]), tmp(0), tmp(0));
     add<T>(ctx, tmp(0), in(2), out);
   } else {
     throw std::logic_error(std::string("no fixed-op sequence for ") + e.name);
@@ -253,15 +262,26 @@ struct Method {
   bool verified = false, checked = false;
 };
 
+// Bit for bit, or (a method that rounds otherwise: a peer, the unfused ops on 16-bit data,
+// which round every temporary to 16 bits) within a tolerance of the dtype.
 template <class T>
 bool matches(const Method& m, const std::vector<T>& got, const std::vector<T>& ref) {
-  const T tolerance = sizeof(T) == 4 ? T(1e-6) : T(1e-14);
+  using C = compute_t<T>;
+  const C tolerance = is_storage16_v<T> ? C(2e-2) : sizeof(T) == 4 ? C(1e-6) : C(1e-14);
   for (std::size_t i = 0; i < got.size(); ++i) {
+    const C g = static_cast<C>(got[i]), r = static_cast<C>(ref[i]);
     const bool ok = m.exact ? std::memcmp(&got[i], &ref[i], sizeof(T)) == 0
-                            : std::abs(got[i] - ref[i]) <= tolerance * std::max(std::abs(ref[i]), T(1));
+                            : std::abs(g - r) <= tolerance * std::max(std::abs(r), C(1));
     if (!ok) return false;
   }
   return true;
+}
+
+// A NaN that marks an output element never written.
+template <class T>
+T poison_value() {
+  if constexpr (is_storage16_v<T>) return T(std::numeric_limits<float>::quiet_NaN());
+  else return std::numeric_limits<T>::quiet_NaN();
 }
 
 // One call on the first elements of `a` (the output poisoned first) against the scalar
@@ -275,7 +295,7 @@ bool verify_typed(Method& m, const Entry& e, const Kernel& k, Context& scalar, s
     arena.read(in[i].data(), a.in[i], n * sizeof(T));
   }
   if (!e.in_place) {
-    const std::vector<T> poison(n, std::numeric_limits<T>::quiet_NaN());
+    const std::vector<T> poison(n, poison_value<T>());
     arena.write(a.out, poison.data(), n * sizeof(T));
   }
   m.run(dtype_v<T>, n, a);
@@ -471,9 +491,16 @@ ExprSection measure_expressions(const ExprPlan& plan, Progress& progress) {
           if (!e.fixed_ops) continue;
           Method unfused = fused;
           unfused.kind = "unfused";
+          // On 16-bit data the fixed ops round each temporary to 16 bits, the Kernel only its
+          // output: the same formula, not the same bits.
+          unfused.exact = !is_storage16(d);
           unfused.run = [ctx, &e, space](DType dt, std::size_t n, const Arrays& a) {
-            if (dt == DType::f32) run_fixed_ops<float>(*ctx, e, n, a, space);
-            else run_fixed_ops<double>(*ctx, e, n, a, space);
+            switch (dt) {
+              case DType::f32: return run_fixed_ops<float>(*ctx, e, n, a, space);
+              case DType::f64: return run_fixed_ops<double>(*ctx, e, n, a, space);
+              case DType::f16: return run_fixed_ops<half>(*ctx, e, n, a, space);
+              case DType::bf16: return run_fixed_ops<bfloat16>(*ctx, e, n, a, space);
+            }
           };
           methods.push_back(unfused);
         }
@@ -530,8 +557,12 @@ ExprSection measure_expressions(const ExprPlan& plan, Progress& progress) {
                   if (!m.checked) {
                     const std::size_t vn = std::min(n, verify_elements);
                     const Arrays a = arrays_of(e, l, arena->base, 0);
-                    m.verified = d == DType::f32 ? verify_typed<float>(m, e, kernel, scalar, vn, a, *arena)
-                                                 : verify_typed<double>(m, e, kernel, scalar, vn, a, *arena);
+                    switch (d) {
+                      case DType::f32: m.verified = verify_typed<float>(m, e, kernel, scalar, vn, a, *arena); break;
+                      case DType::f64: m.verified = verify_typed<double>(m, e, kernel, scalar, vn, a, *arena); break;
+                      case DType::f16: m.verified = verify_typed<half>(m, e, kernel, scalar, vn, a, *arena); break;
+                      case DType::bf16: m.verified = verify_typed<bfloat16>(m, e, kernel, scalar, vn, a, *arena); break;
+                    }
                     m.checked = true;
                     if (!m.verified) {
                       progress.clear();
@@ -718,7 +749,7 @@ std::string expressions_panel(const Report& r, Place place, double y0, double wi
   std::vector<std::string> backends;
   double top = 0;
   for (const std::string& name : expression_names())
-    for (DType d : all_dtypes) {
+    for (DType d : {DType::f32, DType::f64, DType::f16, DType::bf16}) {
       Group g{name + " " + to_string(d), {}};
       // Each backend's fused and unfused bars side by side, the peer last.
       for (const ExprResult& x : r.expressions)

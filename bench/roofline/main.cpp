@@ -74,8 +74,8 @@ int run(const Options& o) {
   for (const ew::OpInfo& oi : ew::op_table) plan.ops.push_back(oi.op);
   if (!o.ops.empty()) plan.ops = o.ops;
   plan.dtypes = o.dtypes.empty() ? std::vector<ew::DType>{ew::DType::f32, ew::DType::f64} : o.dtypes;
-  // The intensity probe and expressions take f32 and f64; f16 and bf16 are storage for
-  // the seven ops and the reductions (their arithmetic is f32's).
+  // The intensity probe takes f32 and f64; f16 and bf16 are storage for the seven ops,
+  // the reductions and the expressions (their arithmetic is f32's).
   std::vector<ew::DType> wide;
   for (ew::DType d : plan.dtypes)
     if (!ew::is_storage16(d)) wide.push_back(d);
@@ -116,7 +116,7 @@ int run(const Options& o) {
     ExprPlan ep;
     ep.backends = o.backends;
     ep.expressions = !o.expressions.empty() ? o.expressions : o.quick ? quick_expressions() : expression_names();
-    ep.dtypes = !o.dtypes.empty() ? wide : o.quick ? std::vector<ew::DType>{ew::DType::f32} : plan.dtypes;
+    ep.dtypes = !o.dtypes.empty() ? o.dtypes : o.quick ? std::vector<ew::DType>{ew::DType::f32} : plan.dtypes;
     // --quick: 2^22, the smallest size of issue 11's goals, cheap even for a single-threaded backend.
     ep.log2_sizes = !o.sizes_log2.empty() ? o.sizes_log2 : o.quick ? std::vector<int>{22} : plan.host_log2;
     // On a GPU, --quick: a launch-bound size, a mid size and a large one (issue 12's goals

@@ -23,7 +23,7 @@ const char* usage() {
          "options:\n"
          "  --backends LIST  scalar,highway,kokkos,cuda (default: every usable backend)\n"
          "  --ops LIST       copy,scale,add,mul,triad,axpy,axpby (default: all)\n"
-         "  --dtypes LIST    f32,f64,f16,bf16 (default: f32,f64; f16 and bf16 for the ops and reductions)\n"
+         "  --dtypes LIST    f32,f64,f16,bf16 (default: f32,f64; f16 and bf16 for the ops, reductions and expressions)\n"
          "  --sizes SPEC     log2 of n, exponents 0..34: FIRST:LAST[:STEP] or a list,\n"
          "                   e.g. 10:26 or 12,20,24 (20 means 2^20 = 1048576 elements;\n"
          "                   default: 10:28 on a GPU, 10:26 on the CPU)\n"

@@ -18,6 +18,11 @@
 // - dtypes: inputs and params carry theirs; a node of two operands computes in the wider of
 //   the two (f32 widens to f64 exactly); a plain number takes the dtype of the operand it
 //   meets (rounded to nearest even); ew::cast<T> converts (f64 -> f32 rounds to nearest even).
+// - f16 and bf16 (ew::half, ew::bfloat16): f16 with f16 stays f16, bf16 with bf16 bf16, f16
+//   with bf16 is f32, either with f32 f32. A 16-bit node holds an f32 value, computed as f32
+//   data is; only a store into a 16-bit output and ew::cast<half>/<bfloat16> round to 16 bits
+//   (once, from f64 straight). A plain number meeting 16-bit data is rounded to f32; a 16-bit
+//   param is rounded to its type once, at the call.
 // - Comparisons give 1 or 0 in their operands' dtype; select(c, a, b) takes a where c != 0
 //   (a NaN condition is != 0).
 // - min/max: NaN if either operand is NaN (the first one's if both); otherwise the
@@ -70,7 +75,7 @@ class Expr {
 };
 
 // Placeholders: input array k (0 <= k < max_expr_inputs) and scalar parameter k
-// (0 <= k < max_expr_params), of element type float or double.
+// (0 <= k < max_expr_params), of element type float, double, ew::half or ew::bfloat16.
 Expr input(int k, DType dtype);
 Expr param(int k, DType dtype);
 template <class T> Expr input(int k) { return input(k, dtype_v<T>); }
@@ -108,7 +113,7 @@ Expr tanh(const Expr& a);
 Expr sigmoid(const Expr& a);  // 1 / (1 + exp(-a))
 
 // A typed, non-owning view of an operand: any Span, ew::Buffer or contiguous container
-// of float or double converts to it.
+// of float, double, ew::half or ew::bfloat16 converts to it.
 struct InputArray {
   const void* data = nullptr;
   std::size_t size = 0;
