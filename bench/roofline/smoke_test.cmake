@@ -151,7 +151,8 @@ if(NOT svg MATCHES "Expressions at n")
 endif()
 
 # 16-bit storage: the ops in f16 and bf16 (with the peers), verified bit for bit against
-# scalar, the JSON's dtype naming them; no intensity probe, expressions or reductions for them.
+# scalar, the JSON's dtype naming them; the expressions section in f16 and bf16 too (the
+# fused Kernel verified); no intensity probe for them.
 execute_process(COMMAND "${EXE}" --quick --reps 1 --sizes 12 --backends scalar --ops add,axpy --dtypes f16,bf16
                         --json "${WORK}/h.json"
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
@@ -174,6 +175,25 @@ list(REMOVE_DUPLICATES dtypes16)
 list(SORT dtypes16)
 if(NOT dtypes16 STREQUAL "bf16;f16")
   fail("--dtypes f16,bf16: results name the dtypes '${dtypes16}'")
+endif()
+string(JSON e16 LENGTH "${json16}" expressions)
+set(fused16 "")
+math(EXPR elast16 "${e16} - 1")
+foreach(i RANGE ${elast16})
+  string(JSON d GET "${json16}" expressions ${i} dtype)
+  string(JSON method GET "${json16}" expressions ${i} method)
+  string(JSON ok GET "${json16}" expressions ${i} verified)
+  if(method STREQUAL "fused")
+    if(NOT ok)
+      fail("--dtypes f16,bf16: expression ${i} (${d}) not verified")
+    endif()
+    list(APPEND fused16 ${d})
+  endif()
+endforeach()
+list(REMOVE_DUPLICATES fused16)
+list(SORT fused16)
+if(NOT fused16 STREQUAL "bf16;f16")
+  fail("--dtypes f16,bf16: fused expressions name the dtypes '${fused16}'")
 endif()
 
 # 2. Bad flags and values: exit status 2, nothing on stdout, exactly one line on stderr that
