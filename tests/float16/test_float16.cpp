@@ -504,12 +504,6 @@ TEST(Float16Errors, ConvertChecksItsOperands) {
   for (float x : f) EXPECT_EQ(x, 1.0f);
 }
 
-TEST(Float16Errors, ExpressionsRefuse16BitOperands) {
-  expect_error(Errc::unsupported, [] { (void)input<half>(0); }, "f16");
-  expect_error(Errc::unsupported, [] { (void)param<bfloat16>(0); }, "bf16");
-  expect_error(Errc::unsupported, [] { (void)cast<half>(input<float>(0)); }, "f16");
-}
-
 TEST(Float16Types, StorageLayout) {
   static_assert(sizeof(half) == 2 && sizeof(bfloat16) == 2);
   EXPECT_EQ(size_of(DType::f16), 2u);
