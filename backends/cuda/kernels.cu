@@ -2,7 +2,8 @@
 // docs/performance/cuda.md (bench/cuda times the alternatives in the same run): below
 // 2^20 vectors (16 MiB per array) the per-thread vector kernel, 4 loads in flight,
 // evict-first; above that, on sm_90+ and with operands that share the output's
-// alignment, the bulk-copy kernel with cub::DeviceTransform's tile size. Launches let
+// alignment, the bulk-copy kernel with cub::DeviceTransform's tile size (16-bit results
+// leave it through bulk stores, f32 and f64 results element by element). Launches let
 // the next op start while this one drains (dependent launch, sm_90+).
 #include "kernels.cuh"
 #include "kernels.hpp"
@@ -21,12 +22,13 @@ cudaError_t launch_typed(const StreamArgs<T>& p, int& blocks_per_sm, int& bulk_t
                          cudaStream_t stream) {
   const bool hopper = shape.major >= 9;
   if (Aligned && hopper && p.vectors >= kBulkMinVectors) {
+    using Store = std::conditional_t<is_storage16_v<T>, BulkStore, ElementStore>;
     if (bulk_tile == 0) {
-      cudaError_t e = bulk_tile_for<op, T>(kBulkBytesInFlightPerSm, bulk_tile);
+      cudaError_t e = bulk_tile_for<op, T, Store>(kBulkBytesInFlightPerSm, bulk_tile);
       if (e != cudaSuccess) return e;
     }
-    launch_kernel(bulk_kernel<op, T>, bulk_blocks(p.vectors, bulk_tile), bulk_shared_bytes<op>(bulk_tile), stream, true,
-                  p, bulk_tile);
+    launch_kernel(bulk_kernel<op, T, Store>, bulk_blocks(p.vectors, bulk_tile), bulk_shared_bytes<op>(bulk_tile), stream,
+                  true, p, bulk_tile);
     return cudaGetLastError();
   }
   auto kernel = stream_kernel<op, T, kUnroll, Aligned, kHint>;

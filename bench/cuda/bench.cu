@@ -341,7 +341,7 @@ int main(int argc, char** argv) try {
   std::printf("\nKernel policies of backends/cuda/kernels.cuh, cold-cache GB/s, and each / cub::DeviceTransform in "
               "the same run (cub is timed before and after the policies: the ratio is to the mean, and cub2/cub1 "
               "shows the drift; vec4: per-thread vector kernel, 4 loads in flight, evict-first; bulk: bulk-copy "
-              "tiles sized by cub's rule (the product); st: bulk stores; ring: persistent grid, 2 stages; pdl: "
+              "tiles sized by cub's rule (the product; with st for 16-bit data); st: bulk stores; ring: persistent grid, 2 stages; pdl: "
               "dependent launch)\n");
   // Every policy must give the vector kernel's bits, at an odd size with a head.
   auto verify_policies = [&](Op op, DType d, const std::vector<Policy>& list) {

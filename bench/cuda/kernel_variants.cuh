@@ -1,45 +1,12 @@
 #pragma once
-// Kernels and a store policy the benchmark compares with the product's and that the
-// product does not use (docs/performance/cuda.md, item 10, says why): built from the
-// pieces of backends/cuda/kernels.cuh, whose bulk_kernel takes the store policy.
+// A kernel the benchmark compares with the product's and that the product does not use
+// (docs/performance/cuda.md, item 10, says why): built from the pieces of
+// backends/cuda/kernels.cuh, whose bulk_kernel takes the store policy.
 #include <type_traits>
 
 #include "kernels.cuh"
 
 namespace ew::detail::cuda {
-
-// The copy engine's bulk stores (sm_90+): shared to global memory, completing in bulk
-// groups.
-namespace bulk {
-__device__ __forceinline__ void store(void* dst, unsigned src, unsigned bytes) {
-  asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(dst), "r"(src), "r"(bytes)
-               : "memory");
-  asm volatile("cp.async.bulk.commit_group;" ::: "memory");
-}
-// The shared memory of every committed store has been read (it may be reused).
-__device__ __forceinline__ void wait_stores_read() { asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory"); }
-// Every committed store is done.
-__device__ __forceinline__ void wait_stores() { asm volatile("cp.async.bulk.wait_group 0;" ::: "memory"); }
-}  // namespace bulk
-
-// A store policy of bulk_kernel (see ElementStore in kernels.cuh): results are written
-// into shared memory over the first input's tile and leave with one bulk store per
-// tile. Within 0.2 % of element stores (docs/performance/cuda.md), so the product
-// does not use it.
-struct BulkStore {
-  template <Op op, class T>
-  static __device__ __forceinline__ void store(const StreamArgs<T>& p, T* tile_a, const T* tile_b,
-                                               std::uint64_t first, int count) {
-    T* out = p.out + p.head + first * Pack<T>::width;
-    compute_tile<op, T>(p, tile_a, tile_b, tile_a, count);
-    bulk::fence_to_copy_engine();
-    __syncthreads();
-    if (threadIdx.x == 0) bulk::store(out, bulk::shared_address(tile_a), unsigned(count) * 16);
-  }
-  // Before the tile's shared memory is refilled (thread 0).
-  static __device__ __forceinline__ void release() { bulk::wait_stores_read(); }
-  static __device__ __forceinline__ void finish() { bulk::wait_stores(); }
-};
 
 // The bulk-copy kernel as a persistent grid: each block walks the tiles a grid apart
 // through a ring of `Stages` shared-memory tiles, so the copy engine brings the next
