@@ -226,6 +226,29 @@ struct AtomicState {
 constexpr int atomic_threads = 256;
 constexpr int atomic_unroll = 4;
 
+// The block's sum of every thread's acc goes to state->sum with atomicAdd; the last block
+// writes the result and resets the state for the next call.
+template <class T>
+__device__ void atomic_finish(double acc, AtomicState* state, T* out) {
+  for (int offset = 16; offset > 0; offset /= 2) acc += __shfl_down_sync(0xffffffffu, acc, offset);
+  __shared__ double warp_sums[atomic_threads / 32];
+  __shared__ bool last;
+  if (threadIdx.x % 32 == 0) warp_sums[threadIdx.x / 32] = acc;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    double block = 0.0;
+    for (int w = 0; w < atomic_threads / 32; ++w) block += warp_sums[w];
+    atomicAdd(&state->sum, block);
+    __threadfence();
+    last = atomicAdd(&state->finished, 1u) == gridDim.x - 1;
+    if (last) {
+      *out = static_cast<T>(atomicAdd(&state->sum, 0.0));
+      state->sum = 0.0;
+      state->finished = 0;
+    }
+  }
+}
+
 template <class T, bool dot>
 __global__ void __launch_bounds__(atomic_threads)
     atomic_reduce(const T* __restrict__ x, const T* __restrict__ y, std::size_t n, AtomicState* state, T* out) {
@@ -258,23 +281,7 @@ __global__ void __launch_bounds__(atomic_threads)
   for (; i < vectors; i += stride) acc += term(__ldg(xv + i), dot ? __ldg(yv + i) : Vec{});
   const std::size_t tail = vectors * per + blockIdx.x * blockDim.x + threadIdx.x;
   if (tail < n) acc += dot ? static_cast<double>(x[tail]) * static_cast<double>(y[tail]) : static_cast<double>(x[tail]);
-  for (int offset = 16; offset > 0; offset /= 2) acc += __shfl_down_sync(0xffffffffu, acc, offset);
-  __shared__ double warp_sums[atomic_threads / 32];
-  __shared__ bool last;
-  if (threadIdx.x % 32 == 0) warp_sums[threadIdx.x / 32] = acc;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    double block = 0.0;
-    for (int w = 0; w < atomic_threads / 32; ++w) block += warp_sums[w];
-    atomicAdd(&state->sum, block);
-    __threadfence();
-    last = atomicAdd(&state->finished, 1u) == gridDim.x - 1;
-    if (last) {
-      *out = static_cast<T>(atomicAdd(&state->sum, 0.0));
-      state->sum = 0.0;
-      state->finished = 0;
-    }
-  }
+  atomic_finish(acc, state, out);
 }
 
 // "atomic, plan order": the same, but each thread reads the elements the library's kernel
@@ -315,23 +322,7 @@ __global__ void __launch_bounds__(atomic_threads)
       }
     }
   }
-  for (int offset = 16; offset > 0; offset /= 2) acc += __shfl_down_sync(0xffffffffu, acc, offset);
-  __shared__ double warp_sums[atomic_threads / 32];
-  __shared__ bool last;
-  if (threadIdx.x % 32 == 0) warp_sums[threadIdx.x / 32] = acc;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    double block = 0.0;
-    for (int w = 0; w < atomic_threads / 32; ++w) block += warp_sums[w];
-    atomicAdd(&state->sum, block);
-    __threadfence();
-    last = atomicAdd(&state->finished, 1u) == gridDim.x - 1;
-    if (last) {
-      *out = static_cast<T>(atomicAdd(&state->sum, 0.0));
-      state->sum = 0.0;
-      state->finished = 0;
-    }
-  }
+  atomic_finish(acc, state, out);
 }
 
 AtomicState* atomic_state() {
