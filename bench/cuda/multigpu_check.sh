@@ -9,12 +9,8 @@
 # Usage, from the repository root on a GPU machine (see docs/multigpu.md):
 #   bash bench/cuda/multigpu_check.sh [--no-bench] [extra CMake arguments]
 set -uo pipefail
-out=${OUT:-$PWD/out}
-mkdir -p "$out"
-bench=1
+source "$(dirname "$0")/check_common.sh"
 if [[ ${1:-} == --no-bench ]]; then bench=0; shift; fi
-status=0
-step() { echo; echo "=== $* ($(date +%T))"; }
 
 step configure
 # Open MPI unpacked from .deps/ into /opt/ewdeps (tools/gpu/prepare.sh) runs from there once

@@ -20,12 +20,8 @@
 # Usage, from the repository root on a GPU machine (see docs/gpu.md):
 #   bash bench/cuda/reduce_check.sh [--no-bench] [extra CMake arguments]
 set -uo pipefail
-out=${OUT:-$PWD/out}
-mkdir -p "$out"
-bench=1
+source "$(dirname "$0")/check_common.sh"
 if [[ ${1:-} == --no-bench ]]; then bench=0; shift; fi
-status=0
-step() { echo; echo "=== $* ($(date +%T))"; }
 
 step configure
 bash tools/gpu/prepare.sh build-gpu -DEW_ENABLE_KOKKOS=OFF -DEW_ENABLE_HIGHWAY=ON "$@" || exit 1
