@@ -286,8 +286,6 @@ __device__ __forceinline__ void store(void* dst, unsigned src, unsigned bytes) {
                : "memory");
   asm volatile("cp.async.bulk.commit_group;" ::: "memory");
 }
-// The shared memory of every committed store has been read (it may be reused).
-__device__ __forceinline__ void wait_stores_read() { asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory"); }
 // Every committed store is done.
 __device__ __forceinline__ void wait_stores() { asm volatile("cp.async.bulk.wait_group 0;" ::: "memory"); }
 }  // namespace bulk
@@ -307,8 +305,6 @@ struct BulkStore {
     __syncthreads();
     if (threadIdx.x == 0) bulk::store(out, bulk::shared_address(tile_a), unsigned(count) * 16);
   }
-  // Before the tile's shared memory is refilled (thread 0).
-  static __device__ __forceinline__ void release() { bulk::wait_stores_read(); }
   static __device__ __forceinline__ void finish() { bulk::wait_stores(); }
 };
 

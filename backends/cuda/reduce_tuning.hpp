@@ -12,9 +12,9 @@ namespace ew::detail::cuda {
 // Fields left 0 take the defaults (default_reduce_tuning, reduce.cu: the one place to
 // change them).
 struct ReduceTuning {
-  int lanes_per_thread = 0;    // plan lanes per thread: 1, 2 or 4 (f64: 1 or 2), read as one
-                               // vector of that many elements per row (1 where the operands are
-                               // not aligned to the vector)
+  int lanes_per_thread = 0;    // plan lanes per thread: f32 1, 2 or 4; f64 1 or 2; 16-bit 1 or
+                               // 8; read as one vector of that many elements per row (1 where
+                               // the operands are not aligned to the vector)
   int loads = 0;               // rows a thread has in flight: the next `loads` rows are loaded
                                // before this `loads` rows are added (not every pair with
                                // lanes_per_thread is built: reduce_shapes())

@@ -8,6 +8,11 @@
 
 namespace ew::detail::cuda {
 
+namespace bulk {
+// The shared memory of every committed bulk store has been read (it may be refilled).
+__device__ __forceinline__ void wait_stores_read() { asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory"); }
+}  // namespace bulk
+
 // The bulk-copy kernel as a persistent grid: each block walks the tiles a grid apart
 // through a ring of `Stages` shared-memory tiles, so the copy engine brings the next
 // tiles while the block computes this one, and no block is launched per tile. It was
@@ -55,7 +60,7 @@ __global__ void __launch_bounds__(kThreads) bulk_ring_kernel(const StreamArgs<T>
     __syncthreads();  // the whole block is done with this stage's tiles
     const std::uint64_t next = t + std::uint64_t(Stages) * gridDim.x;
     if (threadIdx.x == 0 && next < tiles) {
-      if constexpr (std::is_same_v<Store, BulkStore>) Store::release();
+      if constexpr (std::is_same_v<Store, BulkStore>) bulk::wait_stores_read();
       fetch(next, stage);
     }
   }

@@ -50,13 +50,6 @@ double round_to(DType d, double v) {
   return compute_dtype(d) == DType::f32 ? static_cast<double>(static_cast<float>(v)) : v;
 }
 
-// A number rounded once to d's storage (an explicit cast): from double straight to 16 bits.
-double round_to_storage(DType d, double v) {
-  if (d == DType::f16) return static_cast<double>(static_cast<float>(half(v)));
-  if (d == DType::bf16) return static_cast<double>(static_cast<float>(bfloat16(v)));
-  return round_to(d, v);
-}
-
 // Refusing depth here, where the graph is built, keeps compiling, printing and destroying
 // an expression (all recursive) within a bounded stack.
 NodePtr make(Opcode op, DType dtype, bool weak, NodePtr a = {}, NodePtr b = {}, NodePtr c = {}) {

@@ -29,10 +29,7 @@ namespace {
 constexpr std::size_t chunk_blocks = 32;
 static_assert((chunk_blocks & (chunk_blocks - 1)) == 0, "a chunk must be a node of the tree");
 
-constexpr const char* input_names[] = {"input 0", "input 1", "input 2",  "input 3",  "input 4",  "input 5",
-                                       "input 6", "input 7", "input 8",  "input 9",  "input 10", "input 11",
-                                       "input 12", "input 13", "input 14", "input 15"};
-static_assert(sizeof(input_names) / sizeof(*input_names) == max_expr_inputs);
+constexpr const auto& input_names = detail::expr_input_names;
 
 // The chunk's output array, in the backend's own memory, freed on every path.
 struct Scratch {
@@ -44,16 +41,6 @@ struct Scratch {
   Scratch(const Scratch&) = delete;
   Scratch& operator=(const Scratch&) = delete;
 };
-
-// A param as the kernel sees it: rounded once to its dtype, as Kernel::run rounds it.
-double param_value(DType d, double v) {
-  switch (d) {
-    case DType::f32: return static_cast<double>(static_cast<float>(v));
-    case DType::f16: return static_cast<double>(static_cast<float>(half(v)));
-    case DType::bf16: return static_cast<double>(static_cast<float>(bfloat16(v)));
-    default: return v;
-  }
-}
 
 double reduce(Context& ctx, detail::plan::Kind kind, const Kernel& kernel, const InputArray* inputs,
               std::size_t input_count, const double* params, std::size_t param_count) {
@@ -110,7 +97,7 @@ double reduce(Context& ctx, detail::plan::Kind kind, const Kernel& kernel, const
   whole.n = n;
   for (std::size_t k = 0; k < want_inputs; ++k)
     if (p.input_read[k]) whole.inputs[k] = inputs[k].data, whole.input_space[k] = space[k];
-  for (std::size_t k = 0; k < param_count; ++k) whole.params[k] = param_value(p.param_dtype[k], params[k]);
+  for (std::size_t k = 0; k < param_count; ++k) whole.params[k] = detail::round_to_storage(p.param_dtype[k], params[k]);
   double root = 0.0;
   bool done = false;
   try {

@@ -23,12 +23,9 @@ void BackendImpl::run_expr(const ExprCall&) {
 namespace {
 
 constexpr const char* call_name = "ew::Kernel";
-constexpr const char* input_names[] = {"input 0", "input 1", "input 2",  "input 3",  "input 4",  "input 5",
-                                       "input 6", "input 7", "input 8",  "input 9",  "input 10", "input 11",
-                                       "input 12", "input 13", "input 14", "input 15"};
+constexpr const auto& input_names = detail::expr_input_names;
 constexpr const char* output_names[] = {"output 0", "output 1", "output 2", "output 3",
                                         "output 4", "output 5", "output 6", "output 7"};
-static_assert(sizeof(input_names) / sizeof(*input_names) == max_expr_inputs);
 static_assert(sizeof(output_names) / sizeof(*output_names) == max_expr_outputs);
 
 std::string input_name(std::size_t k) { return std::string(call_name) + ": " + input_names[k]; }
@@ -103,15 +100,7 @@ void Kernel::run(Context& ctx, const InputArray* inputs, std::size_t input_count
     call.input_space[k] = detail::check_memory_space(ctx, call_name, input_names[k], inputs[k].data, inputs[k].space);
   }
   // Each param rounded once to its dtype (f64 -> f16 straight, not through f32).
-  for (std::size_t k = 0; k < param_count; ++k) {
-    const double v = params[k];
-    switch (p.param_dtype[k]) {
-      case DType::f32: call.params[k] = static_cast<double>(static_cast<float>(v)); break;
-      case DType::f16: call.params[k] = static_cast<double>(static_cast<float>(half(v))); break;
-      case DType::bf16: call.params[k] = static_cast<double>(static_cast<float>(bfloat16(v))); break;
-      case DType::f64: call.params[k] = v; break;
-    }
-  }
+  for (std::size_t k = 0; k < param_count; ++k) call.params[k] = detail::round_to_storage(p.param_dtype[k], params[k]);
   try {
     backend.run_expr(call);
   } catch (const Error& e) {

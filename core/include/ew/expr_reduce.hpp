@@ -19,8 +19,9 @@
 //
 // Backends: all. On cuda the inputs are device, managed or pinned memory (pageable memory is
 // refused with Errc::foreign_memory, as ew::sum on cuda refuses it) and the call returns when
-// the value is known (one wait per call); a context over several devices refuses as ew::sum
-// does. docs/reductions.md says how each backend does it.
+// the value is known (one wait per call for device and managed inputs; pinned inputs are
+// staged through device memory chunk by chunk, one wait per chunk); a context over several
+// devices refuses as ew::sum does. docs/reductions.md says how each backend does it.
 #include <cstddef>
 #include <initializer_list>
 

@@ -36,10 +36,10 @@ constexpr const char* to_string(DType d) noexcept {
   return "unknown dtype";
 }
 constexpr bool is_storage16(DType d) noexcept { return d == DType::f16 || d == DType::bf16; }
-// The dtypes that every feature takes on every backend (ops, expressions, reductions):
-// code that branches f32/f64 iterates these.
+// The arithmetic dtypes: code that branches f32/f64 iterates these.
 inline constexpr DType all_dtypes[] = {DType::f32, DType::f64};
-// The 16-bit storage dtypes: the seven ops and ew::convert take them on every backend.
+// The 16-bit storage dtypes: the seven ops, ew::convert, expressions and reductions take them
+// on every backend (arithmetic in f32).
 inline constexpr DType storage16_dtypes[] = {DType::f16, DType::bf16};
 
 // Where memory lives. `unknown` asks the library to find out (CUDA can tell host,

@@ -91,8 +91,9 @@ class BackendImpl {
  public:
   virtual ~BackendImpl() = default;
   virtual void run(const OpCall& call) = 0;
-  // Whether run() takes data of dtype `d`: f32 and f64 everywhere; a backend that also
-  // takes the 16-bit storage types says so. The core refuses the others (Errc::unsupported).
+  // Whether run() takes data of dtype `d`. Every backend takes all four; the default (f32
+  // and f64) is for a backend still without 16-bit kernels, and a context over several
+  // devices answers for its shards. The core refuses what is not taken (Errc::unsupported).
   virtual bool supports(DType d) const { return d == DType::f32 || d == DType::f64; }
   // ew::convert between any two dtypes supports() accepts. Without it: Errc::unsupported.
   virtual void run_convert(const ConvertCall& call);

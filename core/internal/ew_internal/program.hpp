@@ -47,6 +47,25 @@ inline constexpr int opcode_count = static_cast<int>(Opcode::select) + 1;
 // The dtype a value of dtype `d` is held and computed in.
 constexpr DType compute_dtype(DType d) noexcept { return is_storage16(d) ? DType::f32 : d; }
 
+// A number rounded once to d (an explicit cast, a param at the call): from double straight
+// to 16 bits, never through f32.
+inline double round_to_storage(DType d, double v) {
+  switch (d) {
+    case DType::f32: return static_cast<double>(static_cast<float>(v));
+    case DType::f16: return static_cast<double>(static_cast<float>(half(v)));
+    case DType::bf16: return static_cast<double>(static_cast<float>(bfloat16(v)));
+    case DType::f64: break;
+  }
+  return v;
+}
+
+// The names the argument checks give a kernel's inputs.
+inline constexpr const char* expr_input_names[] = {"input 0",  "input 1",  "input 2",  "input 3",  "input 4",
+                                                   "input 5",  "input 6",  "input 7",  "input 8",  "input 9",
+                                                   "input 10", "input 11", "input 12", "input 13", "input 14",
+                                                   "input 15"};
+static_assert(sizeof(expr_input_names) / sizeof(*expr_input_names) == max_expr_inputs);
+
 const char* to_string(Opcode op) noexcept;
 int arity(Opcode op) noexcept;  // operands read: 0..3
 
