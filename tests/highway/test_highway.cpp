@@ -62,6 +62,9 @@ TEST_P(Targets, EveryOpMatchesReferenceBitForBit) {
   Context ctx(Backend::highway, options);
   check_all<float>(ctx);
   check_all<double>(ctx);
+  // 16-bit outputs stream by the same rule (output bytes over the threshold).
+  check_all<half>(ctx);
+  check_all<bfloat16>(ctx);
   // The reference check above must really have run on the forced target.
   EXPECT_STREQ(hw::chosen_target(), hwy::TargetName(std::get<0>(GetParam())));
 }
