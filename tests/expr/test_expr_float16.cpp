@@ -5,6 +5,7 @@
 // bit (NaN payloads included) against the library's own conversions (ew/float16.hpp).
 #include <cmath>
 #include <cstring>
+#include <memory>
 
 #include "expr_support.hpp"
 
@@ -123,10 +124,30 @@ TEST(ExprFloat16, MixedStorageTypesInOneKernel) {
 
 // ---- every backend: the conversions at the loads, stores and casts, bit for bit.
 
-// Runs `k` on `b` over host arrays (the scalar backend too), returns the outputs.
+// The outputs of `k` on backend b, its operands in the backend's own memory (device memory
+// for cuda and kokkos on a GPU), the outputs poisoned before the call.
 std::vector<HostArray> run_on(Backend b, const Kernel& k, const CallData& c) {
   Context ctx(b);
-  return run_plain(ctx, k, c);
+  std::vector<std::unique_ptr<DeviceArray>> in_dev, out_dev;
+  std::vector<InputArray> in;
+  for (const HostArray& a : c.inputs) {
+    in_dev.push_back(std::make_unique<DeviceArray>(ctx, a.dtype, c.n));
+    in_dev.back()->upload(a);
+    in.push_back(in_dev.back()->input(0, c.n));
+  }
+  std::vector<OutputArray> out;
+  for (int j = 0; j < k.outputs(); ++j) {
+    HostArray poison(k.output_dtype(j), c.n);
+    for (std::size_t i = 0; i < c.n; ++i) poison.set_poison(i);
+    out_dev.push_back(std::make_unique<DeviceArray>(ctx, poison.dtype, c.n));
+    out_dev.back()->upload(poison);
+    out.push_back(out_dev.back()->output(0, c.n));
+  }
+  k.run(ctx, in.data(), in.size(), out.data(), out.size(), c.params.data(), c.params.size());
+  ctx.synchronize();
+  std::vector<HostArray> got;
+  for (const auto& d : out_dev) got.push_back(d->download());
+  return got;
 }
 
 class ExprFloat16Backends : public testing::TestWithParam<Backend> {};
