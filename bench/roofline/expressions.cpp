@@ -445,10 +445,12 @@ ExprSection measure_expressions(const ExprPlan& plan, Progress& progress) {
     for (const BackendUse& u : uses)
       if (u.place == place) here.push_back(&u);
     if (here.empty() || sizes.empty()) continue;
-    std::size_t arena_bytes = cold_bytes;
+    // Room for every cold layout's whole rotation, as in the ops' sweep (sweep.cpp).
+    std::size_t largest_set = 0;
     for (const Entry* e : entries)
       for (DType d : plan.dtypes)
-        arena_bytes = std::max(arena_bytes, layout(*e, d, std::size_t(1) << sizes.back(), Cache::warm, 0, 0).set_bytes);
+        largest_set = std::max(largest_set, layout(*e, d, std::size_t(1) << sizes.back(), Cache::warm, 0, 0).set_bytes);
+    const std::size_t arena_bytes = cold_bytes + largest_set;
     const bool any_measured =
         std::any_of(here.begin(), here.end(), [](const BackendUse* u) { return u->not_measured.empty(); });
     std::unique_ptr<Arena> arena;

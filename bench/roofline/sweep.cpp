@@ -238,10 +238,15 @@ std::vector<Result> run_sweep(const Plan& plan, std::vector<Target>& targets, Pr
     if (here.empty() || sizes.empty()) continue;
 
     const std::size_t cold_bytes = place == Place::host ? plan.host_cold_bytes : plan.device_cold_bytes;
-    std::size_t arena_bytes = cold_bytes;
+    // Room for every cold layout's whole rotation (fewer than cold_bytes / set + 1 sets):
+    // an arena of cold_bytes alone held one set of arrays between a half and all of
+    // cold_bytes, so such a point ran on one set over and over, and part of it stayed in
+    // the last-level cache (f32 add at 2^26 on a 300 MiB L3: above the DRAM ceiling).
+    std::size_t largest_set = 0;
     for (Op op : plan.ops)
       for (DType d : plan.dtypes)
-        arena_bytes = std::max(arena_bytes, layout(op, d, std::size_t(1) << sizes.back(), Cache::warm, 0, 0).set_bytes);
+        largest_set = std::max(largest_set, layout(op, d, std::size_t(1) << sizes.back(), Cache::warm, 0, 0).set_bytes);
+    const std::size_t arena_bytes = cold_bytes + largest_set;
     Arena arena(place, arena_bytes);
     // Host calls take microseconds: batches of a few ms average out the clock.
     const double batch_seconds = place == Place::host ? (plan.quick ? 2e-3 : 4e-3) : (plan.quick ? 5e-4 : 1e-3);

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Compares CPU builds of several source trees on one machine: builds ew-roofline from each
+# (CUDA and Kokkos off, the trees side by side), then runs the same ew-roofline arguments on
+# each tree in turn, ROUNDS times interleaved in rotating order, so that the machine's drift falls on every
+# tree alike. A tree is any checkout of this project, for example `git archive` of a
+# commit next to the working tree. Logs: OUTDIR/<name>-run<k>.txt, OUTDIR/machine.txt.
+# Usage: bench/cpu/ab_compare.sh OUTDIR ROUNDS NAME=SRC [NAME=SRC ...] -- EW-ROOFLINE ARGS
+# Debian packages the machine lacks may lie in $DEPS/*.deb (default ./.deps): they are
+# unpacked into /opt/ewdeps, never into /.
+set -uo pipefail
+out=$1 rounds=$2
+shift 2
+names=() srcs=()
+while [ $# -gt 0 ] && [ "$1" != -- ]; do
+  names+=("${1%%=*}") srcs+=("$(cd "${1#*=}" && pwd)")
+  shift
+done
+shift  # --
+mkdir -p "$out"
+
+deps=${DEPS:-$PWD/.deps}
+if compgen -G "$deps/*.deb" > /dev/null; then
+  mkdir -p /opt/ewdeps
+  for f in "$deps"/*.deb; do dpkg -x "$f" /opt/ewdeps; done
+  export LD_LIBRARY_PATH=/opt/ewdeps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+fi
+{ date -u; lscpu; uptime; } > "$out/machine.txt" 2>&1
+
+build_one() {
+  local name=$1 src=$2 build=/tmp/ab-build-$1
+  cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DEW_ENABLE_CUDA=OFF -DEW_ENABLE_KOKKOS=OFF \
+    -DEW_BUILD_TESTS=OFF -DEW_BUILD_EXAMPLES=OFF -DCMAKE_PREFIX_PATH=/opt/ewdeps/usr > "$out/$name-configure.log" 2>&1 &&
+    cmake --build "$build" --target ew-roofline -j "$(nproc)" > "$out/$name-build.log" 2>&1 ||
+    { echo "build of $name failed"; tail -20 "$out/$name-build.log"; return 1; }
+}
+for k in "${!names[@]}"; do build_one "${names[$k]}" "${srcs[$k]}" & done
+failed=0
+for job in $(jobs -p); do wait "$job" || failed=1; done
+[ "$failed" = 0 ] || exit 1
+echo "== built ($(date +%T))"
+
+count=${#names[@]}
+for round in $(seq 1 "$rounds"); do
+  for step in "${!names[@]}"; do
+    k=$(( (step + round - 1) % count ))  # each round starts with the next tree: no tree always runs first
+    echo "== round $round: ${names[$k]} ($(date +%T))"
+    "/tmp/ab-build-${names[$k]}/bench/roofline/ew-roofline" "$@" > "$out/${names[$k]}-run$round.txt" 2>&1
+  done
+done
