@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "cuda/expr_functors.cuh"
 #include "peers.hpp"
 
 namespace ew::bench {
@@ -42,28 +43,21 @@ struct Binary {
   __device__ T operator()(T a, T b) const { return apply<op>(a, b, s, t); }
 };
 
-// 16-bit storage as a cub user writes it: CUDA's conversions around the float op.
-template <class H> struct Storage;
-template <>
-struct Storage<__half> {
-  static __device__ float widen(__half x) { return __half2float(x); }
-  static __device__ __half narrow(float x) { return __float2half_rn(x); }
-};
-template <>
-struct Storage<__nv_bfloat16> {
-  static __device__ float widen(__nv_bfloat16 x) { return __bfloat162float(x); }
-  static __device__ __nv_bfloat16 narrow(float x) { return __float2bfloat16_rn(x); }
-};
+// 16-bit storage as a cub user writes it (expr_functors.cuh): widen, the op in float, round once.
 template <Op op, class H>
 struct Unary16 {
   float s, t;
-  __device__ H operator()(H a) const { return Storage<H>::narrow(apply<op>(Storage<H>::widen(a), 0.0f, s, t)); }
+  __device__ H operator()(H a) const {
+    using W = functors::Storage16<H>;
+    return W::narrow(apply<op>(W::widen(a), 0.0f, s, t));
+  }
 };
 template <Op op, class H>
 struct Binary16 {
   float s, t;
   __device__ H operator()(H a, H b) const {
-    return Storage<H>::narrow(apply<op>(Storage<H>::widen(a), Storage<H>::widen(b), s, t));
+    using W = functors::Storage16<H>;
+    return W::narrow(apply<op>(W::widen(a), W::widen(b), s, t));
   }
 };
 
