@@ -623,8 +623,9 @@ inline void Decode(const ExprCall& call, std::size_t streaming_bytes, std::size_
   };
 
   plan.outputs = static_cast<int>(p.outputs.size());
+  // Outputs counted at their compute dtype's size, as the ops count them (backend.cpp).
   std::size_t output_bytes = 0;
-  for (int k = 0; k < plan.outputs; ++k) output_bytes += call.n * size_of(p.output_dtype(k));
+  for (int k = 0; k < plan.outputs; ++k) output_bytes += call.n * size_of(compute_dtype(p.output_dtype(k)));
   plan.stream = output_bytes > streaming_bytes;
   for (int k = 0; k < plan.outputs; ++k) {
     Output& o = plan.out[k];

@@ -48,8 +48,9 @@ void check_all(Context& ctx) {
         const std::size_t streamed_before = hw::streaming_calls();
         expect_matches_reference<T>(ctx, op, n, off);
         if (testing::Test::HasFailure()) return;
-        // In-place outputs are read anyway: streaming would only evict them.
-        const bool should_stream = n * sizeof(T) > streaming_bytes && !info(op).in_place;
+        // In-place outputs are read anyway: streaming would only evict them. 16-bit outputs
+        // count at f32's size.
+        const bool should_stream = n * sizeof(compute_t<T>) > streaming_bytes && !info(op).in_place;
         ASSERT_EQ(hw::streaming_calls() - streamed_before, should_stream ? 1u : 0u)
             << to_string(op) << " n=" << n << ": streaming stores " << (should_stream ? "not " : "")
             << "used";

@@ -437,7 +437,8 @@ void check_all_cases(int threads, bool low_thresholds) {
         std::size_t output_bytes = 0;
         bool some_output_not_an_input = false;
         for (std::size_t k = 0; k < c.in_place.size(); ++k) {
-          output_bytes += n * size_of(c.kernel.output_dtype(static_cast<int>(k)));
+          const DType out = c.kernel.output_dtype(static_cast<int>(k));
+          output_bytes += n * size_of(is_storage16(out) ? DType::f32 : out);  // 16-bit at f32's size
           some_output_not_an_input |= c.in_place[k] < 0;
         }
         // An output that is also an input is read anyway: streaming would only evict it.
