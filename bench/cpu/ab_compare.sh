@@ -28,9 +28,12 @@ fi
 
 build_one() {
   local name=$1 src=$2 build=/tmp/ab-build-$1
-  cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DEW_ENABLE_CUDA=OFF -DEW_ENABLE_KOKKOS=OFF \
-    -DEW_BUILD_TESTS=OFF -DEW_BUILD_EXAMPLES=OFF -DCMAKE_PREFIX_PATH=/opt/ewdeps/usr > "$out/$name-configure.log" 2>&1 &&
-    cmake --build "$build" --target ew-roofline -j "$(nproc)" > "$out/$name-build.log" 2>&1 ||
+  rm -rf "$build"  # a fresh build: an earlier run may have used this name for another tree
+  if ! cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DEW_ENABLE_CUDA=OFF -DEW_ENABLE_KOKKOS=OFF \
+      -DEW_BUILD_TESTS=OFF -DEW_BUILD_EXAMPLES=OFF -DCMAKE_PREFIX_PATH=/opt/ewdeps/usr > "$out/$name-configure.log" 2>&1; then
+    echo "configure of $name failed"; tail -20 "$out/$name-configure.log"; return 1
+  fi
+  cmake --build "$build" --target ew-roofline -j "$(nproc)" > "$out/$name-build.log" 2>&1 ||
     { echo "build of $name failed"; tail -20 "$out/$name-build.log"; return 1; }
 }
 for k in "${!names[@]}"; do build_one "${names[$k]}" "${srcs[$k]}" & done
