@@ -18,12 +18,8 @@ done
 shift  # --
 mkdir -p "$out"
 
-deps=${DEPS:-$PWD/.deps}
-if compgen -G "$deps/*.deb" > /dev/null; then
-  mkdir -p /opt/ewdeps
-  for f in "$deps"/*.deb; do dpkg -x "$f" /opt/ewdeps; done
-  export LD_LIBRARY_PATH=/opt/ewdeps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
-fi
+source "$(dirname "$0")/../../tools/gpu/unpack_deps.sh"
+ew_unpack_deps "${DEPS:-$PWD/.deps}"
 { date -u; lscpu; uptime; } > "$out/machine.txt" 2>&1
 
 build_one() {

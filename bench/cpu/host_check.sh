@@ -17,12 +17,8 @@ stage=${4:-all}
 mkdir -p "$out"
 log() { echo "== $*" | tee -a "$out/host_check.log"; }
 
-deps=${DEPS:-$src/.deps}
-if compgen -G "$deps/*.deb" > /dev/null; then
-  mkdir -p /opt/ewdeps
-  for f in "$deps"/*.deb; do dpkg -x "$f" /opt/ewdeps; done
-  export LD_LIBRARY_PATH=/opt/ewdeps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
-fi
+source "$src/tools/gpu/unpack_deps.sh"
+ew_unpack_deps "${DEPS:-$src/.deps}"
 
 log "configure and build ($(nproc) CPUs)"
 start=$(date +%s)

@@ -7,10 +7,8 @@
 set -euo pipefail
 build=${1:-build-gpu}
 shift || true
-mkdir -p /opt/ewdeps
-shopt -s nullglob  # no .deps/: the packages are installed already (scripts/setup.sh)
-for f in .deps/*.deb; do dpkg -x "$f" /opt/ewdeps; done
-export LD_LIBRARY_PATH=/opt/ewdeps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+source "$(dirname "$0")/unpack_deps.sh"
+ew_unpack_deps .deps
 nvidia-smi --query-gpu=name,memory.total,clocks.max.memory,driver_version --format=csv,noheader || true
 arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d .)
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
