@@ -13,7 +13,9 @@
 //            once; inputs loaded first (16-byte loads where every operand is 16-byte
 //            aligned at the head), the register file in registers (constant indices
 //            through switches), the next iterations' inputs prefetched to L2, a
-//            grid-stride loop with 64-bit indices.
+//            grid-stride loop with 64-bit indices. The walk is an accumulator machine
+//            (LaneInstr): constants are operands, not instructions, and a value read
+//            only by the next instruction never enters the register file.
 //   inline   other programs of that size (mixed dtypes, 16-bit data: widened when read,
 //            rounded when stored, as element_eval.hpp does): one element per thread, the
 //            program in the functor, the register file a small array indexed by register
@@ -31,8 +33,10 @@
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -131,6 +135,94 @@ inline DevicePlan plan_for_device(const ExprCall& call, bool inputs_first = fals
     plan.out_dtype[k] = p.code[p.outputs[k]].dtype;
   }
   return plan;
+}
+
+// The lane walk's form of a plan made with inputs_first. A register-file access costs the
+// lane walk a switch (a compare tree, then a move per lane), several times the arithmetic of
+// a cheap instruction. So it is an accumulator machine: `acc` holds the previous
+// instruction's result, constants are operands (one value per instruction) instead of
+// instructions, and a result is written to the file only when an instruction other than
+// the next one, or an output, reads it. Register numbers are the plan's: a value that is
+// written keeps its register for its whole live range, so skipping writes is safe.
+enum class LaneSource : std::uint8_t { acc, reg, value };
+
+struct LaneInstr {
+  Opcode op;
+  std::uint8_t operands = 0;  // 0: the constant `value`
+  LaneSource source[3] = {};
+  std::uint16_t reg[3] = {};
+  std::uint16_t dst = 0;
+  bool keep = false;  // the result goes to register dst too
+  double value = 0;   // for the operands whose source is `value`
+};
+
+struct LanePlan {
+  std::vector<LaneInstr> code;  // after the inputs, which are loaded into registers 0..inputs-1
+  std::uint16_t out_reg[max_expr_outputs] = {};
+  bool out_acc[max_expr_outputs] = {};  // the last instruction's result: stored from acc
+  int outputs = 0;
+};
+
+inline LanePlan plan_for_lanes(const DevicePlan& plan) {
+  const int count = static_cast<int>(plan.code.size());
+  const auto operand_reg = [](const DeviceInstr& in, int j) { return j == 0 ? in.a : j == 1 ? in.b : in.c; };
+  const auto same_bits = [](double x, double y) { return std::memcmp(&x, &y, sizeof x) == 0; };
+  // The instruction that produced each operand: its register's last writer before the reader.
+  std::vector<int> writer(static_cast<std::size_t>(std::max(plan.registers, 1)), -1);
+  std::vector<std::array<int, 3>> producer(count, {-1, -1, -1});
+  for (int k = 0; k < count; ++k) {
+    const DeviceInstr& in = plan.code[k];
+    for (int j = 0; j < in.operands; ++j) producer[k][j] = writer[operand_reg(in, j)];
+    writer[in.dst] = k;
+  }
+  const auto is_constant = [&](int k) { return k >= 0 && plan.code[k].op == Opcode::constant; };
+  // Constants become operands; one still runs as an instruction where a reader already takes
+  // another value, or where an output is the constant itself.
+  std::vector<LaneInstr> lane(count);
+  std::vector<bool> runs(count, false);
+  for (int k = plan.leading_inputs; k < count; ++k) {
+    const DeviceInstr& in = plan.code[k];
+    LaneInstr& l = lane[k];
+    l.op = in.op, l.operands = in.operands, l.dst = in.dst, l.value = in.value;
+    runs[k] = in.op != Opcode::constant;
+    bool has_value = false;
+    for (int j = 0; j < in.operands; ++j) {
+      const int p = producer[k][j];
+      l.reg[j] = operand_reg(in, j);
+      l.source[j] = LaneSource::reg;
+      if (!is_constant(p)) continue;
+      if (!has_value) l.value = plan.code[p].value, has_value = true;
+      if (same_bits(l.value, plan.code[p].value)) l.source[j] = LaneSource::value;
+      else runs[p] = true;
+    }
+  }
+  for (int k = 0; k < plan.outputs; ++k) {
+    const int p = writer[plan.out_reg[k]];
+    if (is_constant(p)) runs[p] = true;
+  }
+  LanePlan out;
+  int previous = -1;
+  for (int k = plan.leading_inputs; k < count; ++k) {
+    if (!runs[k]) continue;
+    LaneInstr& l = lane[k];
+    for (int j = 0; j < l.operands; ++j) {
+      if (l.source[j] == LaneSource::value) continue;
+      const int p = producer[k][j];
+      if (p == previous && p >= 0) l.source[j] = LaneSource::acc;
+      else if (p >= plan.leading_inputs) lane[p].keep = true;
+    }
+    previous = k;
+  }
+  out.outputs = plan.outputs;
+  for (int k = 0; k < plan.outputs; ++k) {
+    const int p = writer[plan.out_reg[k]];
+    out.out_reg[k] = plan.out_reg[k];
+    out.out_acc[k] = p == previous && p >= plan.leading_inputs;
+    if (!out.out_acc[k] && p >= plan.leading_inputs) lane[p].keep = true;
+  }
+  for (int k = plan.leading_inputs; k < count; ++k)
+    if (runs[k]) out.code.push_back(lane[k]);
+  return out;
 }
 
 namespace device_eval {
@@ -332,19 +424,30 @@ KOKKOS_FORCEINLINE_FUNCTION void apply(Lanes<T, U>& d, const Lanes<T, U>& a, con
   for (int l = 0; l < Lanes<T, U>::L; ++l) d.v[l] = device_eval::arithmetic<T>(O, a.v[l], b.v[l], c.v[l]);
 }
 
-// One instruction (not an input: those are loaded before the walk) on every lane.
 template <class T, int U, int R>
-KOKKOS_FORCEINLINE_FUNCTION void step(const DeviceInstr& in, Registers<T, U, R>& regs) {
+KOKKOS_FORCEINLINE_FUNCTION Lanes<T, U> operand(LaneSource source, std::uint16_t reg, double value,
+                                                const Lanes<T, U>& acc, const Registers<T, U, R>& regs) {
+  if (source == LaneSource::acc) return acc;
+  if (source == LaneSource::reg) return regs.get(reg);
+  Lanes<T, U> v;
+  const T x = static_cast<T>(value);
+  EW_KOKKOS_UNROLL
+  for (int l = 0; l < Lanes<T, U>::L; ++l) v.v[l] = x;
+  return v;
+}
+
+// One instruction (not an input: those are loaded before the walk) on every lane; its
+// result replaces acc.
+template <class T, int U, int R>
+KOKKOS_FORCEINLINE_FUNCTION void step(const LaneInstr& in, Lanes<T, U>& acc, Registers<T, U, R>& regs) {
   using V = Lanes<T, U>;
   V d;
-  if (in.op == Opcode::constant) {
-    const T value = static_cast<T>(in.value);
-    EW_KOKKOS_UNROLL
-    for (int l = 0; l < V::L; ++l) d.v[l] = value;
+  if (in.operands == 0) {
+    d = operand(LaneSource::value, 0, in.value, acc, regs);
   } else {
-    const V a = regs.get(in.a);
-    const V b = in.operands > 1 ? regs.get(in.b) : a;
-    const V c = in.operands > 2 ? regs.get(in.c) : a;
+    const V a = operand(in.source[0], in.reg[0], in.value, acc, regs);
+    const V b = in.operands > 1 ? operand(in.source[1], in.reg[1], in.value, acc, regs) : a;
+    const V c = in.operands > 2 ? operand(in.source[2], in.reg[2], in.value, acc, regs) : a;
     switch (in.op) {
       case Opcode::select:
         EW_KOKKOS_UNROLL
@@ -362,7 +465,8 @@ KOKKOS_FORCEINLINE_FUNCTION void step(const DeviceInstr& in, Registers<T, U, R>&
       default: d = a;  // cast: every value has dtype T, so the value itself
     }
   }
-  regs.set(in.dst, d);
+  acc = d;
+  if (in.keep) regs.set(in.dst, d);
 }
 
 }  // namespace lanes
@@ -374,8 +478,9 @@ KOKKOS_FORCEINLINE_FUNCTION void step(const DeviceInstr& in, Registers<T, U, R>&
 template <class T, int U, int R>
 struct LaneExpr {
   static constexpr int G = lanes::Lanes<T, U>::G;
-  DeviceInstr code[inline_instructions];  // after the inputs
+  LaneInstr code[inline_instructions];  // after the inputs
   std::uint16_t out_reg[max_expr_outputs];
+  bool out_acc[max_expr_outputs];
   const T* in[inline_registers];  // input j goes to register j
   T* out[max_expr_outputs];
   int count, inputs, outputs;
@@ -403,9 +508,10 @@ struct LaneExpr {
       EW_KOKKOS_UNROLL
       for (int j = 0; j < R; ++j)
         if (j < inputs) lanes::load(regs.r[j], in[j], at, vector);
-      for (int k = 0; k < count; ++k) lanes::step(code[k], regs);
+      lanes::Lanes<T, U> acc{};
+      for (int k = 0; k < count; ++k) lanes::step(code[k], acc, regs);
       // Stores last: an output written in place over another output's input is read first.
-      for (int k = 0; k < outputs; ++k) lanes::store(out[k], regs.get(out_reg[k]), at, vector);
+      for (int k = 0; k < outputs; ++k) lanes::store(out[k], out_acc[k] ? acc : regs.get(out_reg[k]), at, vector);
     }
   }
 };
@@ -450,11 +556,13 @@ template <class T, int U, int R, class Exec>
 void run_lanes(const Exec& exec, const ExprCall& call, const DevicePlan& plan, std::int64_t max_threads) {
   using F = LaneExpr<T, U, R>;
   F f{};
-  std::copy(plan.code.begin() + plan.leading_inputs, plan.code.end(), f.code);
-  std::copy(plan.out_reg, plan.out_reg + plan.outputs, f.out_reg);
+  const LanePlan walk = plan_for_lanes(plan);
+  std::copy(walk.code.begin(), walk.code.end(), f.code);
+  std::copy(walk.out_reg, walk.out_reg + walk.outputs, f.out_reg);
+  std::copy(walk.out_acc, walk.out_acc + walk.outputs, f.out_acc);
   for (int j = 0; j < plan.leading_inputs; ++j) f.in[j] = static_cast<const T*>(call.inputs[plan.code[j].a]);
   for (int k = 0; k < plan.outputs; ++k) f.out[k] = static_cast<T*>(call.outputs[k]);
-  f.count = static_cast<int>(plan.code.size()) - plan.leading_inputs;
+  f.count = static_cast<int>(walk.code.size());
   f.inputs = plan.leading_inputs, f.outputs = plan.outputs;
   const std::int64_t n = static_cast<std::int64_t>(call.n);
   const std::uintptr_t out0 = reinterpret_cast<std::uintptr_t>(call.outputs[0]);

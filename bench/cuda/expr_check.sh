@@ -17,71 +17,79 @@
 # (tests/expr's kokkos/* cases, the per-element walk's tests, ew_kokkos_tests) and
 # ew-roofline's expressions section with kokkos and cuda side by side.
 # Usage, from the repository root on a GPU machine (see docs/gpu.md):
-#   [KOKKOS_ROOT=/opt/kokkos-cuda] bash bench/cuda/expr_check.sh [--no-bench] [extra CMake arguments]
+#   [KOKKOS_ROOT=/opt/kokkos-cuda] bash bench/cuda/expr_check.sh [--no-bench] [--kokkos-only] [extra CMake arguments]
+# --kokkos-only skips the cuda build and its checks (the kokkos build still benchmarks
+# against the cuda backend, in the same run).
 set -uo pipefail
 source "$(dirname "$0")/check_common.sh"
-if [[ ${1:-} == --no-bench ]]; then bench=0; shift; fi
-
-step configure
-bash tools/gpu/prepare.sh build-gpu -DEW_ENABLE_KOKKOS=OFF -DEW_ENABLE_HIGHWAY=OFF "$@" || exit 1
-export LD_LIBRARY_PATH=/opt/ewdeps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
-# A cache of this run's own, so the first-compile figures are first compiles.
-export EW_CACHE_DIR=$out/expr-cache
-rm -rf "$EW_CACHE_DIR"
-
-step build
-targets=(ew-info ew_expr_tests ew_cuda_expr_tests ew_cuda_expr_codegen_tests ew_cuda_tests ew-cuda-expr-bench)
-(( bench )) && targets+=(ew-roofline)
-cmake --build build-gpu -j 16 --target "${targets[@]}" > "$out/expr-build.log" 2>&1 || { tail -60 "$out/expr-build.log"; exit 1; }
-
-step ew-info
-build-gpu/tools/ew-info | tee "$out/expr-ew-info.log"
-grep -q "expressions on cuda: yes" "$out/expr-ew-info.log" || status=1
-
-step "ctest: expressions on the GPU, and the codegen/cache tests"
-ctest --test-dir build-gpu -R "^cuda/Expr|CudaExpr|CudaNvrtc|CudaPointerKind" --output-on-failure -j 4 --timeout 900 \
-  > "$out/expr-ctest.log" 2>&1 || status=1
-tail -15 "$out/expr-ctest.log"
-grep -E "sm_[0-9]+: first compile|back to back" -r build-gpu/Testing/Temporary/LastTest.log | head -4
-
-sanitize() {  # tool, binary, gtest filter
-  timeout -k 10 600 compute-sanitizer --tool "$1" --error-exitcode 7 "$2" --gtest_filter="$3" --gtest_brief=1 ||
-    { rc=$?; echo "FAILED: ${2##*/} under $1 (rc $rc)"; }
-}
-for tool in memcheck racecheck; do
-  step "compute-sanitizer --tool $tool"
-  {
-    sanitize $tool build-gpu/tests/expr/ew_expr_tests 'cuda/ExprAliasing.*:cuda/ExprSpecial.*:cuda/ExprEqualsOp.*:cuda/ExprFloat16Backends.*'
-    sanitize $tool build-gpu/tests/cuda/ew_cuda_expr_tests 'CudaExpr.EveryMemorySpace*'
-  } > "$out/expr-$tool.log" 2>&1
-  grep -E "SUMMARY|FAILED|PASSED|tests ran" "$out/expr-$tool.log"
-  grep -q FAILED "$out/expr-$tool.log" && status=1
+kokkos_only=0
+while [[ ${1:-} == --no-bench || ${1:-} == --kokkos-only ]]; do
+  [[ $1 == --no-bench ]] && bench=0 || kokkos_only=1
+  shift
 done
 
-if (( bench )); then
-  step ew-cuda-expr-bench
-  build-gpu/bench/cuda/ew-cuda-expr-bench --csv "$out/expr-bench.csv" > "$out/expr-bench.log" 2>&1 || status=1
-  cat "$out/expr-bench.log"
-  step "ew-roofline: expressions on cuda (fused, unfused, cub::DeviceTransform)"
-  build-gpu/bench/roofline/ew-roofline --only-expressions --backends cuda --json "$out/expr-roofline.json" \
-    --plot "$out/expr-roofline.svg" > "$out/expr-roofline.log" 2>&1 || status=1
-  sed -n '/^expressions:/,$p' "$out/expr-roofline.log"
-  grep -E "warning|not available" "$out/expr-roofline.log" && status=1
-  step "ew-roofline: expressions on cuda, f32 beside f16 and bf16 (elements/s; fused against unfused)"
-  build-gpu/bench/roofline/ew-roofline --only-expressions --backends cuda --dtypes f32,f16,bf16 \
-    --json "$out/expr-roofline-16.json" > "$out/expr-roofline-16.log" 2>&1 || status=1
-  sed -n '/^expressions:/,$p' "$out/expr-roofline-16.log"
-  grep -E "warning|not available" "$out/expr-roofline-16.log" && status=1
-else
-  step "ew-cuda-expr-bench --call-cost (untagged operands)"
-  build-gpu/bench/cuda/ew-cuda-expr-bench --call-cost 2>&1 | tee "$out/expr-call-cost.log" || status=1
+if (( ! kokkos_only )); then
+  step configure
+  bash tools/gpu/prepare.sh build-gpu -DEW_ENABLE_KOKKOS=OFF -DEW_ENABLE_HIGHWAY=OFF "$@" || exit 1
+  export LD_LIBRARY_PATH=/opt/ewdeps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+  # A cache of this run's own, so the first-compile figures are first compiles.
+  export EW_CACHE_DIR=$out/expr-cache
+  rm -rf "$EW_CACHE_DIR"
+
+  step build
+  targets=(ew-info ew_expr_tests ew_cuda_expr_tests ew_cuda_expr_codegen_tests ew_cuda_tests ew-cuda-expr-bench)
+  (( bench )) && targets+=(ew-roofline)
+  cmake --build build-gpu -j 16 --target "${targets[@]}" > "$out/expr-build.log" 2>&1 || { tail -60 "$out/expr-build.log"; exit 1; }
+
+  step ew-info
+  build-gpu/tools/ew-info | tee "$out/expr-ew-info.log"
+  grep -q "expressions on cuda: yes" "$out/expr-ew-info.log" || status=1
+
+  step "ctest: expressions on the GPU, and the codegen/cache tests"
+  ctest --test-dir build-gpu -R "^cuda/Expr|CudaExpr|CudaNvrtc|CudaPointerKind" --output-on-failure -j 4 --timeout 900 \
+    > "$out/expr-ctest.log" 2>&1 || status=1
+  tail -15 "$out/expr-ctest.log"
+  grep -E "sm_[0-9]+: first compile|back to back" -r build-gpu/Testing/Temporary/LastTest.log | head -4
+
+  sanitize() {  # tool, binary, gtest filter
+    timeout -k 10 600 compute-sanitizer --tool "$1" --error-exitcode 7 "$2" --gtest_filter="$3" --gtest_brief=1 ||
+      { rc=$?; echo "FAILED: ${2##*/} under $1 (rc $rc)"; }
+  }
+  for tool in memcheck racecheck; do
+    step "compute-sanitizer --tool $tool"
+    {
+      sanitize $tool build-gpu/tests/expr/ew_expr_tests 'cuda/ExprAliasing.*:cuda/ExprSpecial.*:cuda/ExprEqualsOp.*:cuda/ExprFloat16Backends.*'
+      sanitize $tool build-gpu/tests/cuda/ew_cuda_expr_tests 'CudaExpr.EveryMemorySpace*'
+    } > "$out/expr-$tool.log" 2>&1
+    grep -E "SUMMARY|FAILED|PASSED|tests ran" "$out/expr-$tool.log"
+    grep -q FAILED "$out/expr-$tool.log" && status=1
+  done
+
+  if (( bench )); then
+    step ew-cuda-expr-bench
+    build-gpu/bench/cuda/ew-cuda-expr-bench --csv "$out/expr-bench.csv" > "$out/expr-bench.log" 2>&1 || status=1
+    cat "$out/expr-bench.log"
+    step "ew-roofline: expressions on cuda (fused, unfused, cub::DeviceTransform)"
+    build-gpu/bench/roofline/ew-roofline --only-expressions --backends cuda --json "$out/expr-roofline.json" \
+      --plot "$out/expr-roofline.svg" > "$out/expr-roofline.log" 2>&1 || status=1
+    sed -n '/^expressions:/,$p' "$out/expr-roofline.log"
+    grep -E "warning|not available" "$out/expr-roofline.log" && status=1
+    step "ew-roofline: expressions on cuda, f32 beside f16 and bf16 (elements/s; fused against unfused)"
+    build-gpu/bench/roofline/ew-roofline --only-expressions --backends cuda --dtypes f32,f16,bf16 \
+      --json "$out/expr-roofline-16.json" > "$out/expr-roofline-16.log" 2>&1 || status=1
+    sed -n '/^expressions:/,$p' "$out/expr-roofline-16.log"
+    grep -E "warning|not available" "$out/expr-roofline-16.log" && status=1
+  else
+    step "ew-cuda-expr-bench --call-cost (untagged operands)"
+    build-gpu/bench/cuda/ew-cuda-expr-bench --call-cost 2>&1 | tee "$out/expr-call-cost.log" || status=1
+  fi
 fi
 
 if [[ -n ${KOKKOS_ROOT:-} ]]; then
   step "configure build-gpu-kokkos against $KOKKOS_ROOT"
   bash tools/gpu/prepare.sh build-gpu-kokkos -DEW_ENABLE_KOKKOS=ON -DEW_ENABLE_HIGHWAY=OFF \
     -DKokkos_ROOT="$KOKKOS_ROOT" "$@" || exit 1
-  export LD_LIBRARY_PATH=$KOKKOS_ROOT/lib:$KOKKOS_ROOT/lib64:$LD_LIBRARY_PATH
+  export LD_LIBRARY_PATH=$KOKKOS_ROOT/lib:$KOKKOS_ROOT/lib64:/opt/ewdeps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
   step "build (kokkos)"
   ktargets=(ew-info ew_expr_tests ew_kokkos_tests ew_kokkos_expr_device_tests)
   (( bench )) && ktargets+=(ew-roofline)

@@ -197,6 +197,36 @@ TEST_F(KokkosExprLanes, OneDtypeManyLiveValues) {
   EXPECT_GT(large_files, 4);
 }
 
+// The lane walk's accumulator form (plan_for_lanes): two different constants in one
+// instruction (one runs as an instruction), the same constant twice, a value read through
+// acc by both operands, a result read by the next instruction and again later (kept), an
+// output that is the last result, one that is an earlier result, and one that is an input.
+TEST_F(KokkosExprLanes, AccumulatorEdges) {
+  for (DType t : {DType::f32, DType::f64}) {
+    const Expr a = input(0, t), b = input(1, t);
+    const Expr s = a + b;
+    const std::vector<std::vector<Expr>> cases = {
+        {ew::fma(Expr(1.5), a, Expr(-2.25)) * Expr(1.5)},
+        {ew::fma(a, Expr(2.0), Expr(3.0)), ew::fma(b, Expr(0.5), Expr(0.5))},
+        {s * s},
+        {s, (s * Expr(2.0)) - s, a},
+        {max(min(s, Expr(0.25)), Expr(-0.25)) / (abs(s) + Expr(1.0)), b},
+    };
+    for (std::size_t c = 0; c < cases.size(); ++c) {
+      GeneratedCase g;
+      g.input_dtype = {t, t};
+      g.outputs = cases[c];
+      const std::uint64_t seed = rng()();
+      ExprGenerator gen(seed);
+      for (std::size_t n : {std::size_t(3), std::size_t(1003)}) {
+        const Outcome r = walk_and_compare(g, n, gen.engine(), DeviceShape::chosen, 5, n > 100);
+        ASSERT_TRUE(r.mismatch.empty()) << to_string(t) << ", case " << c << ", seed " << seed << "\n" << r.mismatch;
+        EXPECT_TRUE(r.lanes) << to_string(t) << ", case " << c;
+      }
+    }
+  }
+}
+
 // More live values than the inline register file holds: the general shape, every time.
 TEST_P(KokkosExprPerElement, ManyLiveValues) {
   for (int count : {20, 40, 100}) {
