@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The kokkos expression walk on a GPU machine without network access, in one go: the
+# kokkos build's tests on the GPU (expr_check.sh --kokkos-only --no-bench: tests/expr's
+# kokkos/* cases bit for bit against scalar, the walk's own tests, memcheck), then
+# ew-roofline's expressions with kokkos beside cuda (same run, warm, 2^20..2^28) and an
+# ncu profile of the walk on clamp f32 at 2^26 (instructions, occupancy, DRAM throughput).
+# KOKKOS_ROOT: a CUDA-enabled Kokkos install (shared libraries). Logs go to $OUT.
+# Usage, from the repository root: KOKKOS_ROOT=/opt/kokkos-cuda bash bench/cuda/kokkos_expr_check.sh
+set -uo pipefail
+source "$(dirname "$0")/check_common.sh"
+: "${KOKKOS_ROOT:?a CUDA-enabled Kokkos install}"
+OUT=$out bash "$(dirname "$0")/expr_check.sh" --kokkos-only --no-bench > "$out/kokkos-check.log" 2>&1 || status=1
+tail -25 "$out/kokkos-check.log"
+step "build ew-roofline (kokkos)"
+cmake --build build-gpu-kokkos -j 16 --target ew-roofline > "$out/kokkos-roofline-build.log" 2>&1 ||
+  { tail -30 "$out/kokkos-roofline-build.log"; exit 1; }
+export LD_LIBRARY_PATH=$KOKKOS_ROOT/lib:$KOKKOS_ROOT/lib64:/opt/ewdeps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+step "ew-roofline: expressions, kokkos beside cuda"
+build-gpu-kokkos/bench/roofline/ew-roofline --only-expressions --backends cuda,kokkos --sizes 20,24,26,28 --warm \
+  --json "$out/kokkos-expr-roofline.json" > "$out/kokkos-expr-roofline.txt" 2>&1 || status=1
+sed -n '/^expr /,$p' "$out/kokkos-expr-roofline.txt"
+step "ncu: the walk on clamp f32 2^26"
+ncu --clock-control none --kernel-name-base mangled -k regex:LaneExpr --launch-count 1 --section SpeedOfLight --section Occupancy \
+  --section LaunchStats --metrics smsp__inst_executed.sum \
+  build-gpu-kokkos/bench/roofline/ew-roofline --only-expressions --backends kokkos --expressions clamp \
+  --dtypes f32 --sizes 26 --warm --reps 1 --no-peers > "$out/kokkos-clamp-ncu.log" 2>&1 || status=1
+grep -E "inst_executed|Registers Per|Achieved Occupancy|DRAM Throughput|Duration|Compute \(SM\) Thr" "$out/kokkos-clamp-ncu.log"
+exit $status
