@@ -139,11 +139,12 @@ inline DevicePlan plan_for_device(const ExprCall& call, bool inputs_first = fals
 
 // The lane walk's form of a plan made with inputs_first. A register-file access costs the
 // lane walk a switch (a compare tree, then a move per lane), several times the arithmetic of
-// a cheap instruction. So it is an accumulator machine: `acc` holds the previous
-// instruction's result, constants are operands (one value per instruction) instead of
-// instructions, and a result is written to the file only when an instruction other than
-// the next one, or an output, reads it. Register numbers are the plan's: a value that is
-// written keeps its register for its whole live range, so skipping writes is safe.
+// a cheap instruction, and each register of the file holds a whole group of lanes. So it is
+// an accumulator machine: `acc` holds the previous instruction's result, constants are
+// operands (one value per instruction) instead of instructions, and a result enters the
+// file only when an instruction other than the next one, or an output, reads it. Those
+// values and the inputs get registers of their own by a linear scan over their reads, so
+// the file is small: one register per input for most formulas.
 enum class LaneSource : std::uint8_t { acc, reg, value };
 
 struct LaneInstr {
@@ -161,13 +162,15 @@ struct LanePlan {
   std::uint16_t out_reg[max_expr_outputs] = {};
   bool out_acc[max_expr_outputs] = {};  // the last instruction's result: stored from acc
   int outputs = 0;
+  int registers = 0;
 };
 
 inline LanePlan plan_for_lanes(const DevicePlan& plan) {
   const int count = static_cast<int>(plan.code.size());
+  const int inputs = plan.leading_inputs;
   const auto operand_reg = [](const DeviceInstr& in, int j) { return j == 0 ? in.a : j == 1 ? in.b : in.c; };
   const auto same_bits = [](double x, double y) { return std::memcmp(&x, &y, sizeof x) == 0; };
-  // The instruction that produced each operand: its register's last writer before the reader.
+  // The instruction that produced each operand and output: its register's last writer.
   std::vector<int> writer(static_cast<std::size_t>(std::max(plan.registers, 1)), -1);
   std::vector<std::array<int, 3>> producer(count, {-1, -1, -1});
   for (int k = 0; k < count; ++k) {
@@ -175,20 +178,22 @@ inline LanePlan plan_for_lanes(const DevicePlan& plan) {
     for (int j = 0; j < in.operands; ++j) producer[k][j] = writer[operand_reg(in, j)];
     writer[in.dst] = k;
   }
+  std::vector<int> output_of(plan.outputs);
+  for (int k = 0; k < plan.outputs; ++k) output_of[k] = writer[plan.out_reg[k]];
   const auto is_constant = [&](int k) { return k >= 0 && plan.code[k].op == Opcode::constant; };
+
   // Constants become operands; one still runs as an instruction where a reader already takes
   // another value, or where an output is the constant itself.
   std::vector<LaneInstr> lane(count);
   std::vector<bool> runs(count, false);
-  for (int k = plan.leading_inputs; k < count; ++k) {
+  for (int k = inputs; k < count; ++k) {
     const DeviceInstr& in = plan.code[k];
     LaneInstr& l = lane[k];
-    l.op = in.op, l.operands = in.operands, l.dst = in.dst, l.value = in.value;
+    l.op = in.op, l.operands = in.operands, l.value = in.value;
     runs[k] = in.op != Opcode::constant;
     bool has_value = false;
     for (int j = 0; j < in.operands; ++j) {
       const int p = producer[k][j];
-      l.reg[j] = operand_reg(in, j);
       l.source[j] = LaneSource::reg;
       if (!is_constant(p)) continue;
       if (!has_value) l.value = plan.code[p].value, has_value = true;
@@ -196,32 +201,64 @@ inline LanePlan plan_for_lanes(const DevicePlan& plan) {
       else runs[p] = true;
     }
   }
-  for (int k = 0; k < plan.outputs; ++k) {
-    const int p = writer[plan.out_reg[k]];
+  for (int p : output_of)
     if (is_constant(p)) runs[p] = true;
-  }
-  LanePlan out;
-  int previous = -1;
-  for (int k = plan.leading_inputs; k < count; ++k) {
-    if (!runs[k]) continue;
-    LaneInstr& l = lane[k];
+
+  // The previous instruction's result comes from acc; what else is read comes from the file.
+  std::vector<int> walk;
+  for (int k = inputs; k < count; ++k)
+    if (runs[k]) walk.push_back(k);
+  const int steps = static_cast<int>(walk.size());
+  const int last = steps > 0 ? walk.back() : -1;
+  std::vector<int> last_read(count, -1);  // step of the last read from the file; steps: an output
+  for (int w = 0; w < steps; ++w) {
+    LaneInstr& l = lane[walk[w]];
     for (int j = 0; j < l.operands; ++j) {
       if (l.source[j] == LaneSource::value) continue;
-      const int p = producer[k][j];
-      if (p == previous && p >= 0) l.source[j] = LaneSource::acc;
-      else if (p >= plan.leading_inputs) lane[p].keep = true;
+      const int p = producer[walk[w]][j];
+      if (w > 0 && p == walk[w - 1]) l.source[j] = LaneSource::acc;
+      else last_read[p] = w;
     }
-    previous = k;
   }
+  LanePlan out;
   out.outputs = plan.outputs;
   for (int k = 0; k < plan.outputs; ++k) {
-    const int p = writer[plan.out_reg[k]];
-    out.out_reg[k] = plan.out_reg[k];
-    out.out_acc[k] = p == previous && p >= plan.leading_inputs;
-    if (!out.out_acc[k] && p >= plan.leading_inputs) lane[p].keep = true;
+    out.out_acc[k] = output_of[k] == last && last >= 0;
+    if (!out.out_acc[k]) last_read[output_of[k]] = steps;
   }
-  for (int k = plan.leading_inputs; k < count; ++k)
-    if (runs[k]) out.code.push_back(lane[k]);
+
+  // Registers: input j in register j, then the kept results, each register free again
+  // after its value's last read (a step reads its operands before it writes its result).
+  std::vector<std::uint16_t> reg(count, 0), free_regs;
+  out.registers = inputs;
+  for (int j = inputs - 1; j >= 0; --j) {
+    reg[j] = static_cast<std::uint16_t>(j);
+    if (last_read[j] < 0) free_regs.push_back(reg[j]);
+  }
+  for (int w = 0; w < steps; ++w) {
+    const int k = walk[w];
+    LaneInstr& l = lane[k];
+    for (int j = 0; j < l.operands; ++j) {
+      if (l.source[j] != LaneSource::reg) continue;
+      const int p = producer[k][j];
+      l.reg[j] = reg[p];
+      bool seen = false;  // an operand named twice (x*x) frees its register once
+      for (int i = 0; i < j; ++i) seen = seen || (l.source[i] == LaneSource::reg && producer[k][i] == p);
+      if (!seen && last_read[p] == w) free_regs.push_back(reg[p]);
+    }
+    l.keep = last_read[k] >= 0;
+    if (l.keep) {
+      if (free_regs.empty()) {
+        reg[k] = static_cast<std::uint16_t>(out.registers++);
+      } else {
+        reg[k] = free_regs.back();
+        free_regs.pop_back();
+      }
+      l.dst = reg[k];
+    }
+    out.code.push_back(l);
+  }
+  for (int k = 0; k < plan.outputs; ++k) out.out_reg[k] = out.out_acc[k] ? 0 : reg[output_of[k]];
   return out;
 }
 
@@ -371,7 +408,8 @@ KOKKOS_FORCEINLINE_FUNCTION void prefetch(const T* p) {
 #endif
 }
 
-#define EW_KOKKOS_EIGHT(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+#define EW_KOKKOS_FOUR(X) X(0) X(1) X(2) X(3)
+#define EW_KOKKOS_EIGHT(X) EW_KOKKOS_FOUR(X) X(4) X(5) X(6) X(7)
 #define EW_KOKKOS_SIXTEEN(X) EW_KOKKOS_EIGHT(X) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15)
 static_assert(inline_registers == 16, "get and set name sixteen registers");
 
@@ -386,7 +424,12 @@ struct Registers {
   KOKKOS_FORCEINLINE_FUNCTION Lanes<T, U> get(int k) const {
 #define EW_KOKKOS_GET(j) \
   case j: return r[(j) % R];
-    if constexpr (R <= 8) {
+    if constexpr (R <= 4) {
+      switch (k) {
+        EW_KOKKOS_FOUR(EW_KOKKOS_GET)
+        default: return r[0];
+      }
+    } else if constexpr (R <= 8) {
       switch (k) {
         EW_KOKKOS_EIGHT(EW_KOKKOS_GET)
         default: return r[0];
@@ -402,7 +445,12 @@ struct Registers {
   KOKKOS_FORCEINLINE_FUNCTION void set(int k, const Lanes<T, U>& v) {
 #define EW_KOKKOS_SET(j) \
   case j: r[(j) % R] = v; break;
-    if constexpr (R <= 8) {
+    if constexpr (R <= 4) {
+      switch (k) {
+        EW_KOKKOS_FOUR(EW_KOKKOS_SET)
+        default: break;
+      }
+    } else if constexpr (R <= 8) {
       switch (k) {
         EW_KOKKOS_EIGHT(EW_KOKKOS_SET)
         default: break;
@@ -441,7 +489,7 @@ KOKKOS_FORCEINLINE_FUNCTION Lanes<T, U> operand(LaneSource source, std::uint16_t
 template <class T, int U, int R>
 KOKKOS_FORCEINLINE_FUNCTION void step(const LaneInstr& in, Lanes<T, U>& acc, Registers<T, U, R>& regs) {
   using V = Lanes<T, U>;
-  V d;
+  V& d = acc;  // written only after every operand is read
   if (in.operands == 0) {
     d = operand(LaneSource::value, 0, in.value, acc, regs);
   } else {
@@ -465,7 +513,6 @@ KOKKOS_FORCEINLINE_FUNCTION void step(const LaneInstr& in, Lanes<T, U>& acc, Reg
       default: d = a;  // cast: every value has dtype T, so the value itself
     }
   }
-  acc = d;
   if (in.keep) regs.set(in.dst, d);
 }
 
@@ -553,10 +600,10 @@ struct GeneralExpr {
 // Runs the call on `exec` by walking the program per element. Asynchronous on a device
 // space in the inline shape; the general shape fences before it returns (its Views).
 template <class T, int U, int R, class Exec>
-void run_lanes(const Exec& exec, const ExprCall& call, const DevicePlan& plan, std::int64_t max_threads) {
+void run_lanes(const Exec& exec, const ExprCall& call, const DevicePlan& plan, const LanePlan& walk,
+               std::int64_t max_threads) {
   using F = LaneExpr<T, U, R>;
   F f{};
-  const LanePlan walk = plan_for_lanes(plan);
   std::copy(walk.code.begin(), walk.code.end(), f.code);
   std::copy(walk.out_reg, walk.out_reg + walk.outputs, f.out_reg);
   std::copy(walk.out_acc, walk.out_acc + walk.outputs, f.out_acc);
@@ -596,13 +643,16 @@ bool try_lanes(const Exec& exec, const ExprCall& call, std::int64_t max_threads)
   // A grid of what stays resident: concurrency() counts every thread slot of the device
   // (2048 per SM on Cuda); at up to 128 registers (LaunchBounds<256, 2>) a quarter of them.
   if (max_threads <= 0) max_threads = std::max<std::int64_t>(1, static_cast<std::int64_t>(exec.concurrency()) / 4);
-  const bool small = plan.registers <= 8;  // two groups per thread fit in registers
+  const LanePlan walk = plan_for_lanes(plan);
+  // Two groups per thread while the file is small: more elements per decoded instruction,
+  // in the registers that a larger file would take.
+  const bool small = walk.registers <= 4;
   if (t == DType::f32) {
-    if (small) run_lanes<float, 2, 8>(exec, call, plan, max_threads);
-    else run_lanes<float, 1, 16>(exec, call, plan, max_threads);
+    if (small) run_lanes<float, 2, 4>(exec, call, plan, walk, max_threads);
+    else run_lanes<float, 1, 16>(exec, call, plan, walk, max_threads);
   } else {
-    if (small) run_lanes<double, 2, 8>(exec, call, plan, max_threads);
-    else run_lanes<double, 1, 16>(exec, call, plan, max_threads);
+    if (small) run_lanes<double, 2, 4>(exec, call, plan, walk, max_threads);
+    else run_lanes<double, 1, 16>(exec, call, plan, walk, max_threads);
   }
   return true;
 }

@@ -20,7 +20,7 @@ build-gpu-kokkos/bench/roofline/ew-roofline --only-expressions --backends cuda,k
   --json "$out/kokkos-expr-roofline.json" > "$out/kokkos-expr-roofline.txt" 2>&1 || status=1
 sed -n '/^expr /,$p' "$out/kokkos-expr-roofline.txt"
 step "ncu: the walk on clamp f32 2^26"
-ncu --clock-control none --kernel-name-base mangled -k regex:LaneExpr --launch-count 1 --section SpeedOfLight --section Occupancy \
+ncu --clock-control none --kernel-name-base mangled -k regex:LaneExpr --launch-skip 3 --launch-count 1 --section SpeedOfLight --section Occupancy \
   --section LaunchStats --metrics smsp__inst_executed.sum \
   build-gpu-kokkos/bench/roofline/ew-roofline --only-expressions --backends kokkos --expressions clamp \
   --dtypes f32 --sizes 26 --warm --reps 1 --no-peers > "$out/kokkos-clamp-ncu.log" 2>&1 || status=1
