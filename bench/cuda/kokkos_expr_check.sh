@@ -5,12 +5,19 @@
 # ew-roofline's expressions with kokkos beside cuda (same run, warm, 2^20..2^28) and an
 # ncu profile of the walk on clamp f32 at 2^26 (instructions, occupancy, DRAM throughput).
 # KOKKOS_ROOT: a CUDA-enabled Kokkos install (shared libraries). Logs go to $OUT.
-# Usage, from the repository root: KOKKOS_ROOT=/opt/kokkos-cuda bash bench/cuda/kokkos_expr_check.sh
+# PROFILE_SOURCE=1 also writes the executed instructions per SASS line of the walk on clamp
+# and silu (ncu source counters, CSV).
+# Usage, from the repository root: KOKKOS_ROOT=/opt/kokkos-cuda bash bench/cuda/kokkos_expr_check.sh [--bench-only]
 set -uo pipefail
 source "$(dirname "$0")/check_common.sh"
 : "${KOKKOS_ROOT:?a CUDA-enabled Kokkos install}"
-OUT=$out bash "$(dirname "$0")/expr_check.sh" --kokkos-only --no-bench > "$out/kokkos-check.log" 2>&1 || status=1
-tail -25 "$out/kokkos-check.log"
+if [[ ${1:-} == --bench-only ]]; then  # no tests: configure, then the benchmark and profiles
+  bash tools/gpu/prepare.sh build-gpu-kokkos -DEW_ENABLE_KOKKOS=ON -DEW_ENABLE_HIGHWAY=OFF \
+    -DKokkos_ROOT="$KOKKOS_ROOT" || exit 1
+else
+  OUT=$out bash "$(dirname "$0")/expr_check.sh" --kokkos-only --no-bench > "$out/kokkos-check.log" 2>&1 || status=1
+  tail -25 "$out/kokkos-check.log"
+fi
 step "build ew-roofline (kokkos)"
 cmake --build build-gpu-kokkos -j 16 --target ew-roofline > "$out/kokkos-roofline-build.log" 2>&1 ||
   { tail -30 "$out/kokkos-roofline-build.log"; exit 1; }
@@ -25,4 +32,17 @@ ncu --clock-control none --kernel-name-base mangled -k regex:LaneExpr --launch-s
   build-gpu-kokkos/bench/roofline/ew-roofline --only-expressions --backends kokkos --expressions clamp \
   --dtypes f32 --sizes 26 --warm --reps 1 --no-peers > "$out/kokkos-clamp-ncu.log" 2>&1 || status=1
 grep -E "inst_executed|Registers Per|Achieved Occupancy|DRAM Throughput|Duration|Compute \(SM\) Thr" "$out/kokkos-clamp-ncu.log"
+if [[ ${PROFILE_SOURCE:-0} == 1 ]]; then
+  # Executed instructions per SASS line of the walk, for clamp and silu (f32, 2^24).
+  for e in clamp silu; do
+    step "ncu source counters: $e"
+    ncu --clock-control none --kernel-name-base mangled -k regex:LaneExpr --launch-skip 3 --launch-count 1 \
+      --section SourceCounters --metrics smsp__inst_executed.sum -f -o "$out/kokkos-$e" \
+      build-gpu-kokkos/bench/roofline/ew-roofline --only-expressions --backends kokkos --expressions $e \
+      --dtypes f32 --sizes 24 --warm --reps 1 --no-peers > "$out/kokkos-$e-ncu-run.log" 2>&1 || status=1
+    ncu -i "$out/kokkos-$e.ncu-rep" --page source --print-source sass --csv > "$out/kokkos-$e-sass.csv" 2>&1 || status=1
+    head -c 300 "$out/kokkos-$e-sass.csv"; echo
+    rm -f "$out/kokkos-$e.ncu-rep"
+  done
+fi
 exit $status
