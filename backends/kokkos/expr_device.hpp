@@ -485,35 +485,49 @@ KOKKOS_FORCEINLINE_FUNCTION Lanes<T, U> operand(LaneSource source, std::uint16_t
 }
 
 // One instruction (not an input: those are loaded before the walk) on every lane; its
-// result replaces acc.
+// result replaces acc. The opcode is decided first and each case fetches only the operands
+// it reads: a shared fetch of three operands would copy a group of lanes for every operand
+// an instruction does not have.
 template <class T, int U, int R>
 KOKKOS_FORCEINLINE_FUNCTION void step(const LaneInstr& in, Lanes<T, U>& acc, Registers<T, U, R>& regs) {
   using V = Lanes<T, U>;
-  V& d = acc;  // written only after every operand is read
-  if (in.operands == 0) {
-    d = operand(LaneSource::value, 0, in.value, acc, regs);
-  } else {
-    const V a = operand(in.source[0], in.reg[0], in.value, acc, regs);
-    const V b = in.operands > 1 ? operand(in.source[1], in.reg[1], in.value, acc, regs) : a;
-    const V c = in.operands > 2 ? operand(in.source[2], in.reg[2], in.value, acc, regs) : a;
-    switch (in.op) {
-      case Opcode::select:
-        EW_KOKKOS_UNROLL
-        for (int l = 0; l < V::L; ++l) d.v[l] = a.v[l] != T(0) ? b.v[l] : c.v[l];  // NaN != 0: true
-        break;
-#define EW_KOKKOS_LANE_OP(name) \
-  case Opcode::name: apply<Opcode::name>(d, a, b, c); break;
-      EW_KOKKOS_LANE_OP(neg) EW_KOKKOS_LANE_OP(abs) EW_KOKKOS_LANE_OP(sqrt) EW_KOKKOS_LANE_OP(floor)
-      EW_KOKKOS_LANE_OP(ceil) EW_KOKKOS_LANE_OP(trunc) EW_KOKKOS_LANE_OP(round) EW_KOKKOS_LANE_OP(exp)
-      EW_KOKKOS_LANE_OP(log) EW_KOKKOS_LANE_OP(tanh) EW_KOKKOS_LANE_OP(sigmoid) EW_KOKKOS_LANE_OP(add)
-      EW_KOKKOS_LANE_OP(sub) EW_KOKKOS_LANE_OP(mul) EW_KOKKOS_LANE_OP(div) EW_KOKKOS_LANE_OP(min)
-      EW_KOKKOS_LANE_OP(max) EW_KOKKOS_LANE_OP(lt) EW_KOKKOS_LANE_OP(le) EW_KOKKOS_LANE_OP(gt)
-      EW_KOKKOS_LANE_OP(ge) EW_KOKKOS_LANE_OP(eq) EW_KOKKOS_LANE_OP(ne) EW_KOKKOS_LANE_OP(fma)
-#undef EW_KOKKOS_LANE_OP
-      default: d = a;  // cast: every value has dtype T, so the value itself
+  const auto x = [&](int j) { return operand(in.source[j], in.reg[j], in.value, acc, regs); };
+  switch (in.op) {
+    case Opcode::constant: acc = operand(LaneSource::value, 0, in.value, acc, regs); break;
+    case Opcode::select: {
+      const V a = x(0), b = x(1), c = x(2);
+      EW_KOKKOS_UNROLL
+      for (int l = 0; l < V::L; ++l) acc.v[l] = a.v[l] != T(0) ? b.v[l] : c.v[l];  // NaN != 0: true
+      break;
     }
+    case Opcode::fma: {
+      const V a = x(0), b = x(1), c = x(2);
+      apply<Opcode::fma>(acc, a, b, c);
+      break;
+    }
+#define EW_KOKKOS_UNARY(name)       \
+  case Opcode::name: {              \
+    const V a = x(0);               \
+    apply<Opcode::name>(acc, a, a, a); \
+    break;                          \
   }
-  if (in.keep) regs.set(in.dst, d);
+#define EW_KOKKOS_BINARY(name)      \
+  case Opcode::name: {              \
+    const V a = x(0), b = x(1);     \
+    apply<Opcode::name>(acc, a, b, a); \
+    break;                          \
+  }
+      EW_KOKKOS_UNARY(neg) EW_KOKKOS_UNARY(abs) EW_KOKKOS_UNARY(sqrt) EW_KOKKOS_UNARY(floor)
+      EW_KOKKOS_UNARY(ceil) EW_KOKKOS_UNARY(trunc) EW_KOKKOS_UNARY(round) EW_KOKKOS_UNARY(exp)
+      EW_KOKKOS_UNARY(log) EW_KOKKOS_UNARY(tanh) EW_KOKKOS_UNARY(sigmoid)
+      EW_KOKKOS_BINARY(add) EW_KOKKOS_BINARY(sub) EW_KOKKOS_BINARY(mul) EW_KOKKOS_BINARY(div)
+      EW_KOKKOS_BINARY(min) EW_KOKKOS_BINARY(max) EW_KOKKOS_BINARY(lt) EW_KOKKOS_BINARY(le)
+      EW_KOKKOS_BINARY(gt) EW_KOKKOS_BINARY(ge) EW_KOKKOS_BINARY(eq) EW_KOKKOS_BINARY(ne)
+#undef EW_KOKKOS_UNARY
+#undef EW_KOKKOS_BINARY
+    default: acc = x(0);  // cast: every value has dtype T, so the value itself
+  }
+  if (in.keep) regs.set(in.dst, acc);
 }
 
 }  // namespace lanes
