@@ -548,31 +548,66 @@ struct LaneExpr {
   std::int64_t head, groups, tail, threads;
   bool vector;  // every operand 16-byte aligned at the head: whole groups as 16-byte moves
 
+  // Where the U groups of the iteration starting at unit `first` are (valid 0 past the end).
+  KOKKOS_INLINE_FUNCTION lanes::Groups<U> groups_at(std::int64_t first) const {
+    lanes::Groups<U> at;
+    EW_KOKKOS_UNROLL
+    for (int u = 0; u < U; ++u) {
+      const std::int64_t w = first + u * threads;
+      at.base[u] = w < groups ? head + w * G : w == groups ? 0 : head + groups * G;
+      at.valid[u] = w < groups ? G : w == groups ? static_cast<int>(head) : w == groups + 1 ? static_cast<int>(tail) : 0;
+    }
+    return at;
+  }
+
+  KOKKOS_INLINE_FUNCTION void walk(lanes::Registers<T, U, R>& regs, const lanes::Groups<U>& at) const {
+    lanes::Lanes<T, U> acc{};
+    for (int k = 0; k < count; ++k) lanes::step(code[k], acc, regs);
+    // Stores last: an output written in place over another output's input is read first.
+    for (int k = 0; k < outputs; ++k) lanes::store(out[k], out_acc[k] ? acc : regs.get(out_reg[k]), at, vector);
+  }
+
   KOKKOS_INLINE_FUNCTION void operator()(std::int64_t t) const {
-    const std::int64_t units = groups + 2;
-    for (std::int64_t first = t; first < units; first += threads * U) {
-      lanes::Groups<U> at;
-      EW_KOKKOS_UNROLL
-      for (int u = 0; u < U; ++u) {
-        const std::int64_t w = first + u * threads;
-        at.base[u] = w < groups ? head + w * G : w == groups ? 0 : head + groups * G;
-        at.valid[u] = w < groups ? G : w == groups ? static_cast<int>(head) : w == groups + 1 ? static_cast<int>(tail) : 0;
-        // The next two iterations' inputs: loads in flight while the walk runs, without registers.
-        EW_KOKKOS_UNROLL
-        for (int ahead = 1; ahead <= 2; ++ahead) {
-          const std::int64_t later = w + ahead * threads * U;
-          if (later < groups)
-            for (int j = 0; j < inputs; ++j) lanes::prefetch(in[j] + head + later * G);
-        }
-      }
+    const std::int64_t units = groups + 2, stride = threads * U;
+    if constexpr (R <= 4) {
+      // A small file leaves registers for the next iteration's inputs: they are loaded
+      // before this iteration's walk, so a warp's loads are in flight while it computes.
+      // (Another iteration's groups are other elements: operands are identical or disjoint.)
+      lanes::Groups<U> at = groups_at(t);
       lanes::Registers<T, U, R> regs;
       EW_KOKKOS_UNROLL
       for (int j = 0; j < R; ++j)
         if (j < inputs) lanes::load(regs.r[j], in[j], at, vector);
-      lanes::Lanes<T, U> acc{};
-      for (int k = 0; k < count; ++k) lanes::step(code[k], acc, regs);
-      // Stores last: an output written in place over another output's input is read first.
-      for (int k = 0; k < outputs; ++k) lanes::store(out[k], out_acc[k] ? acc : regs.get(out_reg[k]), at, vector);
+      for (std::int64_t first = t; first < units; first += stride) {
+        const lanes::Groups<U> next = groups_at(first + stride);
+        lanes::Lanes<T, U> ahead[R];
+        EW_KOKKOS_UNROLL
+        for (int j = 0; j < R; ++j)
+          if (j < inputs) lanes::load(ahead[j], in[j], next, vector);
+        walk(regs, at);
+        EW_KOKKOS_UNROLL
+        for (int j = 0; j < R; ++j) regs.r[j] = ahead[j];
+        at = next;
+      }
+    } else {
+      for (std::int64_t first = t; first < units; first += stride) {
+        const lanes::Groups<U> at = groups_at(first);
+        // The next two iterations' inputs: loads in flight while the walk runs, without registers.
+        EW_KOKKOS_UNROLL
+        for (int u = 0; u < U; ++u) {
+          EW_KOKKOS_UNROLL
+          for (int ahead = 1; ahead <= 2; ++ahead) {
+            const std::int64_t later = first + u * threads + ahead * stride;
+            if (later < groups)
+              for (int j = 0; j < inputs; ++j) lanes::prefetch(in[j] + head + later * G);
+          }
+        }
+        lanes::Registers<T, U, R> regs;
+        EW_KOKKOS_UNROLL
+        for (int j = 0; j < R; ++j)
+          if (j < inputs) lanes::load(regs.r[j], in[j], at, vector);
+        walk(regs, at);
+      }
     }
   }
 };
