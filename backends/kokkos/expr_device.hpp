@@ -671,11 +671,17 @@ void run_lanes(const Exec& exec, const ExprCall& call, const DevicePlan& plan, c
   f.vector = true;
   for (int j = 0; j < f.inputs; ++j) f.vector = f.vector && aligned(f.in[j]);
   for (int k = 0; k < f.outputs; ++k) f.vector = f.vector && aligned(f.out[k]);
+  // Blocks of 256 threads resident per SM: 2 at up to 128 registers a thread; 4 (at most 64)
+  // for the one-group walk on a small file (doubles: a group is two elements).
+  constexpr int blocks = U == 1 && R <= 4 ? 3 : 2;
+  // A grid of what stays resident: concurrency() counts every thread slot of the device
+  // (2048 per SM on Cuda), of which `blocks` x 256 hold this kernel.
+  if (max_threads <= 0) max_threads = std::max<std::int64_t>(1, static_cast<std::int64_t>(exec.concurrency()) * blocks / 8);
   const std::int64_t units = f.groups + 2;
   f.threads = std::max<std::int64_t>(1, std::min<std::int64_t>((units + U - 1) / U, max_threads));
   Kokkos::parallel_for(
       "ew::expr (lanes)",
-      Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>, Kokkos::LaunchBounds<256, 2>>(exec, 0, f.threads), f);
+      Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>, Kokkos::LaunchBounds<256, blocks>>(exec, 0, f.threads), f);
 }
 
 // The lane walk takes the call: every value of one dtype, few enough instructions and
@@ -689,18 +695,16 @@ bool try_lanes(const Exec& exec, const ExprCall& call, std::int64_t max_threads)
     if (in.dtype != t || (t != DType::f32 && t != DType::f64)) return false;
   const DevicePlan plan = plan_for_device(call, true);
   if (plan.registers > inline_registers) return false;
-  // A grid of what stays resident: concurrency() counts every thread slot of the device
-  // (2048 per SM on Cuda); at up to 128 registers (LaunchBounds<256, 2>) a quarter of them.
-  if (max_threads <= 0) max_threads = std::max<std::int64_t>(1, static_cast<std::int64_t>(exec.concurrency()) / 4);
   const LanePlan walk = plan_for_lanes(plan);
-  // Two groups per thread while the file is small: more elements per decoded instruction,
-  // in the registers that a larger file would take.
+  // A small file leaves registers for the next iteration's inputs (LaneExpr): floats take two
+  // groups per thread, more elements per decoded instruction; doubles one, which keeps
+  // them within 64 registers (two groups with the next inputs would spill).
   const bool small = walk.registers <= 4;
   if (t == DType::f32) {
     if (small) run_lanes<float, 2, 4>(exec, call, plan, walk, max_threads);
     else run_lanes<float, 1, 16>(exec, call, plan, walk, max_threads);
   } else {
-    if (small) run_lanes<double, 2, 4>(exec, call, plan, walk, max_threads);
+    if (small) run_lanes<double, 1, 4>(exec, call, plan, walk, max_threads);
     else run_lanes<double, 1, 16>(exec, call, plan, walk, max_threads);
   }
   return true;
