@@ -30,7 +30,13 @@ using plan::Kind;
 
 // At most 32 doubles a vector: N divides the lane count on every target.
 using D64 = hn::CappedTag<double, plan::lanes>;
-constexpr std::size_t prefetch_bytes = 2048;
+// Software prefetch distance per element type (0: none). f32/f64: none; the hardware
+// prefetchers keep the stream fed, and the prefetch instructions cost more than they
+// gave (one core, 2^22..2^24 elements: sums and dots 10-25 % faster without).
+// 16-bit data: a prefetch per line, 2 KiB ahead: one core's stream from DRAM ran at
+// 7 GB/s without (the widening leaves fewer loads in flight), 11 GB/s with.
+template <class T>
+constexpr std::size_t prefetch_bytes = sizeof(T) == 2 ? 2048 : 0;
 
 template <class T>
 HWY_INLINE hn::Vec<D64> LoadAsDouble(const T* p) {
@@ -110,12 +116,11 @@ HWY_INLINE bool BlockPartials(const T* x, const T* y, std::size_t count, double*
   for (std::size_t r = 0; r < rows; ++r) {
     const T* xr = x + r * plan::lanes;
     const T* yr = kind == Kind::dot ? y + r * plan::lanes : nullptr;
-    // A prefetch per line, 2 KiB ahead: one core's stream from DRAM ran at 7 GB/s without
-    // (the widening leaves fewer loads in flight), 11 GB/s with, as fast as a float loop.
-    for (std::size_t line = 0; line < plan::lanes * sizeof(T); line += 64) {
-      hwy::Prefetch(reinterpret_cast<const char*>(xr) + prefetch_bytes + line);
-      if (kind == Kind::dot) hwy::Prefetch(reinterpret_cast<const char*>(yr) + prefetch_bytes + line);
-    }
+    if constexpr (prefetch_bytes<T> != 0)
+      for (std::size_t line = 0; line < plan::lanes * sizeof(T); line += 64) {
+        hwy::Prefetch(reinterpret_cast<const char*>(xr) + prefetch_bytes<T> + line);
+        if (kind == Kind::dot) hwy::Prefetch(reinterpret_cast<const char*>(yr) + prefetch_bytes<T> + line);
+      }
     for (std::size_t k = 0; k < K; ++k)
       AddTerms<kind, T, medium_only>(LoadAsDouble(xr + k * N), kind == Kind::dot ? LoadAsDouble(yr + k * N) : hn::Zero(d), a0[k],
                         a1[k], a2[k]);
@@ -125,13 +130,15 @@ HWY_INLINE bool BlockPartials(const T* x, const T* y, std::size_t count, double*
     // A full row set: the lane tree's first levels in registers. Adjacent lanes are a
     // tree node's children; ConcatEven/ConcatOdd of two neighbouring vectors line up
     // the left and right children of one level, in order, so one Add computes N nodes
-    // of the next level. The last N nodes go through the plan's tree.
+    // of the next level. The last N nodes (N a power of two: a complete tree, as the
+    // plan's) the same way within one vector, whose halves then hold the same nodes.
     if (rest == 0) {
       for (std::size_t m = K; m > 1; m /= 2)
         for (std::size_t k = 0; k < m / 2; ++k)
           a0[k] = hn::Add(hn::ConcatEven(d, a0[2 * k + 1], a0[2 * k]), hn::ConcatOdd(d, a0[2 * k + 1], a0[2 * k]));
-      hn::Store(a0[0], d, acc);
-      out[0] = plan::pair_tree(acc, N);
+      V v = a0[0];
+      for (std::size_t m = N; m > 1; m /= 2) v = hn::Add(hn::ConcatEven(d, v, v), hn::ConcatOdd(d, v, v));
+      out[0] = hn::GetLane(v);
       return true;
     }
   }

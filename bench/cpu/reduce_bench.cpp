@@ -6,7 +6,10 @@
 // fixed tree: the reproducibility cost). GB/s counts every input read once. Each figure
 // is the median of --reps calls after a warm-up call, each method's calls back to back
 // (the thread pools of OpenMP and of the library spin a while after a call: alternating
-// methods call by call would slow whichever comes second).
+// methods call by call would slow whichever comes second), and a pause before each
+// method's calls, longer than those spins: on 2 cores the OpenMP worker still spinning
+// after the first-touch loop shared a core with the library's second thread and halved
+// its figures at 2^22.
 //   ew-reduce-bench [--sizes 18..26] [--reps 21]
 #include <omp.h>
 
@@ -18,6 +21,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "ew/ew.hpp"
@@ -58,6 +62,7 @@ void run(const char* dtype, bool dot, std::size_t n, int reps) {
     if (p.supports(r, ew::dtype_v<T>, n))
       methods.push_back({p.name, [&, p, r] { return p.run(r, ew::dtype_v<T>, n, x.data(), y.data(), nullptr); }, {}});
   for (auto& m : methods) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
     sink = m.call();
     for (int r = 0; r < reps; ++r) {
       const auto t0 = Clock::now();
