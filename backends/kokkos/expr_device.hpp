@@ -343,31 +343,58 @@ struct Lanes {
 };
 
 // Where this thread's groups start and how many of their elements exist (G, fewer at the
-// edges of the array, 0 past its end).
+// edges of the array, 0 past its end). `whole`: every group is whole and 16-byte aligned,
+// the common case, which then costs no per-group test.
 template <int U>
 struct Groups {
   std::int64_t base[U];
   int valid[U];
+  bool whole;
 };
+
+// Group u of x from or to q, as one 16-byte move.
+template <class T, int U>
+KOKKOS_FORCEINLINE_FUNCTION void move_in(Lanes<T, U>& x, int u, const T* q) {
+  constexpr int G = Lanes<T, U>::G;
+#if defined(KOKKOS_ENABLE_CUDA) && defined(__CUDA_ARCH__)
+  if constexpr (sizeof(T) == 4) {
+    const float4 w = __ldcs(reinterpret_cast<const float4*>(q));
+    x.v[u * G] = w.x, x.v[u * G + 1] = w.y, x.v[u * G + 2] = w.z, x.v[u * G + 3] = w.w;
+  } else {
+    const double2 w = __ldcs(reinterpret_cast<const double2*>(q));
+    x.v[u * G] = w.x, x.v[u * G + 1] = w.y;
+  }
+#else
+  for (int g = 0; g < G; ++g) x.v[u * G + g] = q[g];
+#endif
+}
+
+template <class T, int U>
+KOKKOS_FORCEINLINE_FUNCTION void move_out(T* q, const Lanes<T, U>& x, int u) {
+  constexpr int G = Lanes<T, U>::G;
+#if defined(KOKKOS_ENABLE_CUDA) && defined(__CUDA_ARCH__)
+  if constexpr (sizeof(T) == 4)
+    __stcs(reinterpret_cast<float4*>(q), make_float4(x.v[u * G], x.v[u * G + 1], x.v[u * G + 2], x.v[u * G + 3]));
+  else
+    __stcs(reinterpret_cast<double2*>(q), make_double2(x.v[u * G], x.v[u * G + 1]));
+#else
+  for (int g = 0; g < G; ++g) q[g] = x.v[u * G + g];
+#endif
+}
 
 template <class T, int U>
 KOKKOS_FORCEINLINE_FUNCTION void load(Lanes<T, U>& x, const T* p, const Groups<U>& at, bool vector) {
   constexpr int G = Lanes<T, U>::G;
+  if (at.whole) {
+    EW_KOKKOS_UNROLL
+    for (int u = 0; u < U; ++u) move_in(x, u, p + at.base[u]);
+    return;
+  }
   EW_KOKKOS_UNROLL
   for (int u = 0; u < U; ++u) {
     const T* q = p + at.base[u];
     if (vector && at.valid[u] == G) {
-#if defined(KOKKOS_ENABLE_CUDA) && defined(__CUDA_ARCH__)
-      if constexpr (sizeof(T) == 4) {
-        const float4 w = __ldcs(reinterpret_cast<const float4*>(q));
-        x.v[u * G] = w.x, x.v[u * G + 1] = w.y, x.v[u * G + 2] = w.z, x.v[u * G + 3] = w.w;
-      } else {
-        const double2 w = __ldcs(reinterpret_cast<const double2*>(q));
-        x.v[u * G] = w.x, x.v[u * G + 1] = w.y;
-      }
-#else
-      for (int g = 0; g < G; ++g) x.v[u * G + g] = q[g];
-#endif
+      move_in(x, u, q);
     } else {
       EW_KOKKOS_UNROLL
       for (int g = 0; g < G; ++g) x.v[u * G + g] = g < at.valid[u] ? q[g] : T(0);
@@ -378,18 +405,16 @@ KOKKOS_FORCEINLINE_FUNCTION void load(Lanes<T, U>& x, const T* p, const Groups<U
 template <class T, int U>
 KOKKOS_FORCEINLINE_FUNCTION void store(T* p, const Lanes<T, U>& x, const Groups<U>& at, bool vector) {
   constexpr int G = Lanes<T, U>::G;
+  if (at.whole) {
+    EW_KOKKOS_UNROLL
+    for (int u = 0; u < U; ++u) move_out(p + at.base[u], x, u);
+    return;
+  }
   EW_KOKKOS_UNROLL
   for (int u = 0; u < U; ++u) {
     T* q = p + at.base[u];
     if (vector && at.valid[u] == G) {
-#if defined(KOKKOS_ENABLE_CUDA) && defined(__CUDA_ARCH__)
-      if constexpr (sizeof(T) == 4)
-        __stcs(reinterpret_cast<float4*>(q), make_float4(x.v[u * G], x.v[u * G + 1], x.v[u * G + 2], x.v[u * G + 3]));
-      else
-        __stcs(reinterpret_cast<double2*>(q), make_double2(x.v[u * G], x.v[u * G + 1]));
-#else
-      for (int g = 0; g < G; ++g) q[g] = x.v[u * G + g];
-#endif
+      move_out(q, x, u);
     } else {
       EW_KOKKOS_UNROLL
       for (int g = 0; g < G; ++g)
@@ -551,6 +576,12 @@ struct LaneExpr {
   // Where the U groups of the iteration starting at unit `first` are (valid 0 past the end).
   KOKKOS_INLINE_FUNCTION lanes::Groups<U> groups_at(std::int64_t first) const {
     lanes::Groups<U> at;
+    at.whole = vector && first + (U - 1) * threads < groups;
+    if (at.whole) {
+      EW_KOKKOS_UNROLL
+      for (int u = 0; u < U; ++u) at.base[u] = head + (first + u * threads) * G, at.valid[u] = G;
+      return at;
+    }
     EW_KOKKOS_UNROLL
     for (int u = 0; u < U; ++u) {
       const std::int64_t w = first + u * threads;
