@@ -91,7 +91,8 @@ if [[ -n ${KOKKOS_ROOT:-} ]]; then
     -DKokkos_ROOT="$KOKKOS_ROOT" "$@" || exit 1
   export LD_LIBRARY_PATH=$KOKKOS_ROOT/lib:$KOKKOS_ROOT/lib64:/opt/ewdeps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
   step "build (kokkos)"
-  ktargets=(ew-info ew_expr_tests ew_kokkos_tests ew_kokkos_expr_device_tests)
+  ktargets=(ew-info ew_expr_tests ew_kokkos_tests ew_kokkos_expr_device_tests
+            ew_kokkos_init_application_first ew_kokkos_init_library_first ew_kokkos_init_exit)
   (( bench )) && ktargets+=(ew-roofline)
   cmake --build build-gpu-kokkos -j 16 --target "${ktargets[@]}" > "$out/expr-kokkos-build.log" 2>&1 ||
     { tail -60 "$out/expr-kokkos-build.log"; exit 1; }
