@@ -66,6 +66,14 @@ struct DevicePlan {
   int leading_inputs = 0;  // with inputs_first: code[0, leading_inputs) are the inputs
 };
 
+// A free register, or a new one (counted in `registers`).
+inline std::uint16_t take_register(std::vector<std::uint16_t>& free_regs, int& registers) {
+  if (free_regs.empty()) return static_cast<std::uint16_t>(registers++);
+  const std::uint16_t r = free_regs.back();
+  free_regs.pop_back();
+  return r;
+}
+
 // Registers by live range: an instruction's register is free again after its last use
 // (outputs live to the end). The destination never shares a register with an operand.
 // `inputs_first`: the input instructions come first in `code`, input j in register j (the
@@ -111,12 +119,7 @@ inline DevicePlan plan_for_device(const ExprCall& call, bool inputs_first = fals
       d.c = n > 2 ? reg[in.arg[2]] : d.a;
       d.operands = static_cast<std::uint8_t>(n);
     }
-    if (free_regs.empty()) {
-      reg[k] = static_cast<std::uint16_t>(plan.registers++);
-    } else {
-      reg[k] = free_regs.back();
-      free_regs.pop_back();
-    }
+    reg[k] = take_register(free_regs, plan.registers);
     d.dst = reg[k];
     if (in.op != Opcode::input && in.op != Opcode::param && in.op != Opcode::constant)
       for (int j = 0; j < arity(in.op); ++j) {
@@ -247,15 +250,7 @@ inline LanePlan plan_for_lanes(const DevicePlan& plan) {
       if (!seen && last_read[p] == w) free_regs.push_back(reg[p]);
     }
     l.keep = last_read[k] >= 0;
-    if (l.keep) {
-      if (free_regs.empty()) {
-        reg[k] = static_cast<std::uint16_t>(out.registers++);
-      } else {
-        reg[k] = free_regs.back();
-        free_regs.pop_back();
-      }
-      l.dst = reg[k];
-    }
+    if (l.keep) l.dst = reg[k] = take_register(free_regs, out.registers);
     out.code.push_back(l);
   }
   for (int k = 0; k < plan.outputs; ++k) out.out_reg[k] = out.out_acc[k] ? 0 : reg[output_of[k]];
