@@ -30,9 +30,11 @@ using plan::Kind;
 
 // At most 32 doubles a vector: N divides the lane count on every target.
 using D64 = hn::CappedTag<double, plan::lanes>;
-// Software prefetch distance per element type (0: none). f32/f64: none; the hardware
-// prefetchers keep the stream fed, and the prefetch instructions cost more than they
-// gave (one core, 2^22..2^24 elements: sums and dots 10-25 % faster without).
+// Software prefetch distance per element type (0: none). f32/f64: none; on the AMD EPYC CI
+// machine the hardware prefetchers keep the stream fed, and the prefetch instructions cost
+// more than they gave (one core, 2^22..2^24 elements: sums and dots 10-25 % faster without;
+// from DRAM no difference). Not re-measured on a Xeon, where a 2 KiB prefetch had helped
+// one core's f32 stream from DRAM (docs/reductions.md).
 // 16-bit data: a prefetch per line, 2 KiB ahead: one core's stream from DRAM ran at
 // 7 GB/s without (the widening leaves fewer loads in flight), 11 GB/s with.
 template <class T>
