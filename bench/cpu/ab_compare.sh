@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Compares CPU builds of several source trees on one machine: builds ew-roofline from each
+# Compares CPU builds of several source trees on one machine: builds ew-roofline (or AB_PROGRAM) from each
 # (CUDA and Kokkos off, the trees side by side), then runs the same ew-roofline arguments on
 # each tree in turn, ROUNDS times interleaved in rotating order, so that the machine's drift falls on every
 # tree alike. A tree is any checkout of this project, for example `git archive` of a
 # commit next to the working tree. Logs: OUTDIR/<name>-run<k>.txt, OUTDIR/machine.txt.
 # Usage: bench/cpu/ab_compare.sh OUTDIR ROUNDS NAME=SRC [NAME=SRC ...] -- EW-ROOFLINE ARGS
+# AB_PROGRAM picks another program of the build (its path in the build directory, e.g.
+# AB_PROGRAM=bench/cpu/ew-reduce-bench); the arguments after -- are then its own.
 # Debian packages the machine lacks may lie in $DEPS/*.deb (default ./.deps): they are
 # unpacked into /opt/ewdeps, never into /.
 set -uo pipefail
@@ -16,6 +18,7 @@ while [ $# -gt 0 ] && [ "$1" != -- ]; do
   shift
 done
 shift  # --
+program=${AB_PROGRAM:-bench/roofline/ew-roofline}
 mkdir -p "$out"
 
 source "$(dirname "$0")/../../tools/gpu/unpack_deps.sh"
@@ -29,7 +32,7 @@ build_one() {
       -DEW_BUILD_TESTS=OFF -DEW_BUILD_EXAMPLES=OFF -DCMAKE_PREFIX_PATH=/opt/ewdeps/usr > "$out/$name-configure.log" 2>&1; then
     echo "configure of $name failed"; tail -20 "$out/$name-configure.log"; return 1
   fi
-  cmake --build "$build" --target ew-roofline -j "$(nproc)" > "$out/$name-build.log" 2>&1 ||
+  cmake --build "$build" --target "${program##*/}" -j "$(nproc)" > "$out/$name-build.log" 2>&1 ||
     { echo "build of $name failed"; tail -20 "$out/$name-build.log"; return 1; }
 }
 for k in "${!names[@]}"; do build_one "${names[$k]}" "${srcs[$k]}" & done
@@ -43,6 +46,6 @@ for round in $(seq 1 "$rounds"); do
   for step in "${!names[@]}"; do
     k=$(( (step + round - 1) % count ))  # each round starts with the next tree: no tree always runs first
     echo "== round $round: ${names[$k]} ($(date +%T))"
-    "/tmp/ab-build-${names[$k]}/bench/roofline/ew-roofline" "$@" > "$out/${names[$k]}-run$round.txt" 2>&1
+    "/tmp/ab-build-${names[$k]}/$program" "$@" > "$out/${names[$k]}-run$round.txt" 2>&1
   done
 done
