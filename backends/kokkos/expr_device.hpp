@@ -8,14 +8,15 @@
 // Three shapes, chosen per call:
 //   lanes    every value of one dtype, f32 or f64, up to `inline_instructions` instructions and
 //            `inline_registers` registers (the common case): each thread takes groups of
-//            16 bytes per operand (4 floats or 2 doubles; two groups while 8 registers
-//            suffice) and runs every instruction on all their elements at once, decoded
-//            once; inputs loaded first (16-byte loads where every operand is 16-byte
-//            aligned at the head), the register file in registers (constant indices
-//            through switches), the next iterations' inputs prefetched to L2, a
-//            grid-stride loop with 64-bit indices. The walk is an accumulator machine
-//            (LaneInstr): constants are operands, not instructions, and a value read
-//            only by the next instruction never enters the register file.
+//            16 bytes per operand (4 floats or 2 doubles) and runs every instruction on
+//            all their elements at once, decoded once; inputs loaded first (16-byte
+//            loads where every operand is 16-byte aligned at the head), the register
+//            file in registers (constant indices through switches), a grid-stride loop
+//            with 64-bit indices. The walk is an accumulator machine (LaneInstr, see
+//            plan_for_lanes): constants are operands, not instructions, and a value read
+//            only by the next instruction never enters the register file. With a file
+//            of up to 4 registers the next iteration's inputs load before this one's
+//            walk (floats: two groups a thread); larger files prefetch them to L2.
 //   inline   other programs of that size (mixed dtypes, 16-bit data: widened when read,
 //            rounded when stored, as element_eval.hpp does): one element per thread, the
 //            program in the functor, the register file a small array indexed by register
