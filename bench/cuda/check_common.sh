@@ -1,8 +1,15 @@
 # Sourced by the GPU check scripts of bench/cuda (*_check.sh): where logs go ($out: $OUT,
 # default ./out), the exit status they build up ($status), whether the benchmark steps run
-# ($bench: the caller turns it off on --no-bench) and the step banner.
+# ($bench: the caller turns it off on --no-bench), the step banner and `sanitize`.
 out=${OUT:-$PWD/out}
 mkdir -p "$out"
 bench=1
 status=0
 step() { echo; echo "=== $* ($(date +%T))"; }
+
+# sanitize TOOL BINARY FILTER: one compute-sanitizer run of a test binary on a gtest filter,
+# at most 10 minutes; prints "FAILED: ..." (which the callers grep for) when it fails.
+sanitize() {
+  timeout -k 10 600 compute-sanitizer --tool "$1" --error-exitcode 7 "$2" --gtest_filter="$3" --gtest_brief=1 ||
+    { rc=$?; echo "FAILED: ${2##*/} under $1 (rc $rc)"; }
+}

@@ -34,10 +34,6 @@ tail -4 "$out/fuzz.log"
 # their failures never reach CUDA. Each run is bounded.
 cuda_filter='Cuda.Pipeline*:Cuda.Managed*:Cuda.Borrowed*:Cuda.CallerAllocated*:Cuda.SteadyState*:CudaThreads.*'
 shared_filter='cuda/Ops.*_n17_*:cuda/Ops.*_n1000_*:cuda/Ops.*_n1048579_off2:cuda/Aliasing.*:cuda/SpecialValues.*'
-sanitize() {  # tool, binary, gtest filter
-  timeout -k 10 300 compute-sanitizer --tool "$1" --error-exitcode 7 "$2" --gtest_filter="$3" --gtest_brief=1 ||
-    { rc=$?; echo "FAILED: ${2##*/} under $1 (rc $rc)"; }
-}
 for tool in memcheck racecheck initcheck synccheck; do
   step "compute-sanitizer --tool $tool"
   {

@@ -51,10 +51,6 @@ if (( ! kokkos_only )); then
   tail -15 "$out/expr-ctest.log"
   grep -E "sm_[0-9]+: first compile|back to back" -r build-gpu/Testing/Temporary/LastTest.log | head -4
 
-  sanitize() {  # tool, binary, gtest filter
-    timeout -k 10 600 compute-sanitizer --tool "$1" --error-exitcode 7 "$2" --gtest_filter="$3" --gtest_brief=1 ||
-      { rc=$?; echo "FAILED: ${2##*/} under $1 (rc $rc)"; }
-  }
   for tool in memcheck racecheck; do
     step "compute-sanitizer --tool $tool"
     {

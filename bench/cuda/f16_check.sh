@@ -33,10 +33,6 @@ tail -15 "$out/f16-ctest.log"
 build-gpu/tests/ew_sharded_tests --gtest_brief=1 > "$out/f16-sharded.log" 2>&1 || status=1
 tail -3 "$out/f16-sharded.log"
 
-sanitize() {  # tool, binary, gtest filter
-  timeout -k 10 600 compute-sanitizer --tool "$1" --error-exitcode 7 "$2" --gtest_filter="$3" --gtest_brief=1 ||
-    { rc=$?; echo "FAILED: ${2##*/} under $1 (rc $rc)"; }
-}
 for tool in memcheck racecheck; do
   step "compute-sanitizer --tool $tool"
   {
