@@ -17,11 +17,13 @@
 # asum(a*b) against the unfused form and cub TransformReduce). Highway is built explicitly
 # (-DEW_ENABLE_HIGHWAY=ON), so the tests' highway cases run too. Logs and CSV files go to $OUT
 # (default ./out). About 5-7 minutes on an H100 (not yet timed with the expression steps).
+# --quick stops after the sweep (no ew-roofline, no BabelStream): the kernel's own steps.
 # Usage, from the repository root on a GPU machine (see docs/gpu.md):
-#   bash bench/cuda/reduce_check.sh [--no-bench] [extra CMake arguments]
+#   bash bench/cuda/reduce_check.sh [--no-bench | --quick] [extra CMake arguments]
 set -uo pipefail
 source "$(dirname "$0")/check_common.sh"
-if [[ ${1:-} == --no-bench ]]; then bench=0; shift; fi
+quick=0
+if [[ ${1:-} == --no-bench ]]; then bench=0; shift; elif [[ ${1:-} == --quick ]]; then quick=1; shift; fi
 
 step configure
 bash tools/gpu/prepare.sh build-gpu -DEW_ENABLE_KOKKOS=OFF -DEW_ENABLE_HIGHWAY=ON "$@" || exit 1
@@ -29,7 +31,8 @@ export LD_LIBRARY_PATH=/opt/ewdeps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
 
 step build
 targets=(ew-info ew_reduce_tests)
-(( bench )) && targets+=(ew-cuda-reduce-bench ew-babelstream ew-roofline)
+(( bench )) && targets+=(ew-cuda-reduce-bench)
+(( bench && !quick )) && targets+=(ew-babelstream ew-roofline)
 cmake --build build-gpu -j 16 --target "${targets[@]}" > "$out/reduce-build.log" 2>&1 || { tail -60 "$out/reduce-build.log"; exit 1; }
 build-gpu/tools/ew-info | tee "$out/reduce-ew-info.log"
 
@@ -70,6 +73,7 @@ if (( bench )); then
   step "ew-cuda-reduce-bench --sweep (tunings at 2^20, 2^24, 2^28; bits against the default)"
   $b --sweep --reps 15 --csv "$out/reduce-sweep.csv" > "$out/reduce-sweep.log" 2>&1 || { echo "sweep FAILED (rc $?)"; status=1; }
   cat "$out/reduce-sweep.log"
+  (( quick )) && exit $status
   step "ew-roofline reductions in f16, bf16 and f32 (cuda and cub on __half/__nv_bfloat16, 2 bytes per element read)"
   build-gpu/bench/roofline/ew-roofline --backends cuda --dtypes f16,bf16,f32 --ops copy --sizes 20,24,28 --warm \
     --no-expressions --json "$out/reduce-roofline16.json" > "$out/reduce-roofline16.log" 2>&1 || status=1
