@@ -56,8 +56,6 @@ constexpr ReduceShape default_shape_f64{2, 8};
 constexpr ReduceShape default_shape_16{8, 4};
 constexpr int default_runs_per_sm = 0;   // 0: as many runs as warps fit on an SM (one wave)
 constexpr int default_ctas_per_sm = -1;  // no cap: one warp per run
-constexpr int default_prefetch_rows = 16;  // L2 prefetch two 8-row batches ahead of the loads
-constexpr int max_prefetch_rows = 32;      // with at most 16 rows loaded at once: within the next block
 // Below this many plan blocks per SM, one lane per thread (more warps: small sizes are
 // latency-bound, and a plan block's 64 rows are the most one lane can take apart).
 constexpr std::size_t vector_lanes_from_blocks_per_sm = 16;
@@ -195,45 +193,18 @@ __device__ __forceinline__ void load_rows(const T* xb, const T* yb, int r0, Rows
   }
 }
 
-constexpr std::size_t no_block = ~std::size_t(0);
-
-// L2 prefetch of rows [r, r + U) of the plan block at `begin` (rows past its end are those
-// of the block at `next_begin`, a full block this thread takes next, or none), one 128-byte
-// line per thread of the block's 32/V threads. Loads in flight hold registers until they
-// land and registers bound the warps an SM keeps (the 4x8 f32 sum: 128 registers, 16 warps,
-// spilling under any tighter bound); a prefetch holds none, so it adds bytes in flight that
-// the register file cannot.
-template <bool two, class T, int V, int U>
-__device__ __forceinline__ void prefetch_rows_l2(const T* x, const T* y, std::size_t begin, std::size_t next_begin,
-                                                 int r, int q) {
-  constexpr int line = 128 / static_cast<int>(sizeof(T));          // elements per line
-  constexpr int lines = U * static_cast<int>(plan::lanes) / line;  // lines of U rows
-#pragma unroll
-  for (int l0 = 0; l0 < lines; l0 += 32 / V) {
-    const int l = l0 + q;
-    if (l >= lines) break;
-    std::size_t at = begin + static_cast<std::size_t>(r) * plan::lanes + static_cast<std::size_t>(l) * line;
-    if (at >= begin + plan::block_elements) {
-      if (next_begin == no_block) break;
-      at = at - begin - plan::block_elements + next_begin;
-    }
-    asm volatile("prefetch.global.L2 [%0];" ::"l"(x + at));
-    if constexpr (two) asm volatile("prefetch.global.L2 [%0];" ::"l"(y + at));
-  }
-}
-
 // This thread's V plan lanes of plan block b (q: the thread's place among the block's
 // 32/V threads), each lane's sum in acc[k]. `pre` holds block b's first U rows when
 // `preloaded`; before adding its last rows the thread loads the first rows of plan block
 // `next` (when it is a full block it will take, else next = no_block) into `pre`, so that
 // the loads stay in flight through the lane tree and the run's merges between the two
 // blocks instead of the memory pipeline draining at every block.
-// With `prefetch` > 0, the lines `prefetch` rows ahead of each load go to L2 first.
+constexpr std::size_t no_block = ~std::size_t(0);
+
 template <Kind kind, class T, int V, int U>
 __device__ __forceinline__ void lanes_of_block(const T* __restrict__ x, const T* __restrict__ y, std::size_t n,
                                                std::size_t b, std::size_t next, int q, bool vector_ok,
-                                               int prefetch, double (&acc)[V][3], Rows<T, V, U>& pre,
-                                               bool& preloaded) {
+                                               double (&acc)[V][3], Rows<T, V, U>& pre, bool& preloaded) {
   constexpr bool two = kind == Kind::dot;
 #pragma unroll
   for (int k = 0; k < V; ++k) acc[k][0] = acc[k][1] = acc[k][2] = 0.0;
@@ -248,10 +219,8 @@ __device__ __forceinline__ void lanes_of_block(const T* __restrict__ x, const T*
     // and interleaves the rest with their adds (bench/cuda/reduce_sass.py counts them).
     if (!preloaded) load_rows<two, T, V, U>(xb, yb, 0, pre);
     const bool next_full = next != no_block && n - next * plan::block_elements >= plan::block_elements;
-    const std::size_t next_begin = next_full ? next * plan::block_elements : no_block;
 #pragma unroll 1
     for (int r0 = U; r0 < rows; r0 += U) {
-      if (prefetch > 0) prefetch_rows_l2<two, T, V, U>(x, y, begin, next_begin, r0 + prefetch, q);
       Rows<T, V, U> nx;
       load_rows<two, T, V, U>(xb, yb, r0, nx);
 #pragma unroll
@@ -260,7 +229,6 @@ __device__ __forceinline__ void lanes_of_block(const T* __restrict__ x, const T*
         for (int k = 0; k < V; ++k) accumulate<kind, T>(acc[k], pre.x[u][k], two ? pre.y[u][k] : T(0));
       pre = nx;
     }
-    if (prefetch > 0) prefetch_rows_l2<two, T, V, U>(x, y, begin, next_begin, rows + prefetch, q);
     Rows<T, V, U> nx;
     preloaded = next_full && vector_ok;
     if (preloaded) {
@@ -289,8 +257,8 @@ __device__ __forceinline__ void lanes_of_block(const T* __restrict__ x, const T*
 template <Kind kind, class T, int V, int U>
 __global__ void __launch_bounds__(threads_per_cta)
     sum_kernel(const T* __restrict__ x, const T* __restrict__ y, std::size_t n, std::size_t blocks,
-               std::size_t run_blocks, std::size_t runs, bool vector_ok, int prefetch, Header* header,
-               double* partials, compute_t<T>* out, double* node_out) {
+               std::size_t run_blocks, std::size_t runs, bool vector_ok, Header* header, double* partials,
+               compute_t<T>* out, double* node_out) {
   constexpr int w = Width<kind, T>::value;
   constexpr int G = 32 / V;  // threads per plan block
   __shared__ double sh[3][threads_per_cta];
@@ -324,7 +292,7 @@ __global__ void __launch_bounds__(threads_per_cta)
       double acc[V][3];
       if (b < run_end) {
         const std::size_t next = b + V < run_end ? b + V : first + V < run_end ? no_block : following_block;
-        lanes_of_block<kind, T, V, U>(x, y, n, b, next, q, vector_ok, prefetch, acc, pre, preloaded);
+        lanes_of_block<kind, T, V, U>(x, y, n, b, next, q, vector_ok, acc, pre, preloaded);
       } else {
 #pragma unroll
         for (int k = 0; k < V; ++k) acc[k][0] = acc[k][1] = acc[k][2] = 0.0;
@@ -479,7 +447,6 @@ __global__ void __launch_bounds__(threads_per_cta)
 struct Launch {
   std::size_t blocks, run_blocks, runs, ctas;
   bool vector_ok;
-  int prefetch;  // sums: L2 prefetch distance in rows, 0 for none
   Header* header;
   double* partials;
   unsigned long long* indices;
@@ -490,7 +457,7 @@ template <Kind kind, class T, int V, int U>
 cudaError_t launch_sum(const ReduceCall& c, const Launch& l) {
   sum_kernel<kind, T, V, U><<<static_cast<unsigned>(l.ctas), threads_per_cta, 0, l.stream>>>(
       static_cast<const T*>(c.x), static_cast<const T*>(c.y), c.n, l.blocks, l.run_blocks, l.runs, l.vector_ok,
-      l.prefetch, l.header, l.partials, c.node ? nullptr : static_cast<compute_t<T>*>(c.result),
+      l.header, l.partials, c.node ? nullptr : static_cast<compute_t<T>*>(c.result),
       c.node ? (c.result ? static_cast<double*>(c.result) : &l.header->value) : nullptr);
   return cudaGetLastError();
 }
@@ -614,7 +581,6 @@ ReduceTuning default_reduce_tuning(DType dtype, std::size_t n, int sm_count) {
   t.runs_per_sm = default_runs_per_sm;
   t.ctas_per_sm = default_ctas_per_sm;
   t.run_blocks = 0;
-  t.prefetch_rows = default_prefetch_rows;
   return t;
 }
 
@@ -631,9 +597,6 @@ void set_reduce_tuning(const ReduceTuning& t) {
                                             " is not a power of two in 1..2^20");
   if (t.runs_per_sm < 0 || t.ctas_per_sm < -1)
     throw Error(Errc::invalid_argument, "reduce tuning: runs_per_sm must be >= 0 and ctas_per_sm >= -1");
-  if (t.prefetch_rows < -1 || t.prefetch_rows > max_prefetch_rows)
-    throw Error(Errc::invalid_argument, "reduce tuning: prefetch_rows " + std::to_string(t.prefetch_rows) +
-                                            " is not -1 (none), 0 (default) or 1.." + std::to_string(max_prefetch_rows));
   const std::lock_guard<std::mutex> lock(forced_mutex);
   forced = t;
 }
@@ -660,7 +623,6 @@ ReduceResult Reducer::run(const ReduceCall& c, cudaStream_t stream, int sm_count
     if (forced.lanes_per_thread) t.lanes_per_thread = forced.lanes_per_thread, t.loads = forced.loads;
     if (forced.runs_per_sm) t.runs_per_sm = forced.runs_per_sm;
     if (forced.ctas_per_sm) t.ctas_per_sm = forced.ctas_per_sm;
-    if (forced.prefetch_rows) t.prefetch_rows = forced.prefetch_rows;
     t.run_blocks = forced.run_blocks;
   }
   const ReduceShape shape{t.lanes_per_thread, t.loads};
@@ -699,7 +661,6 @@ ReduceResult Reducer::run(const ReduceCall& c, cudaStream_t stream, int sm_count
     const std::size_t align = lanes * size_of(c.dtype);
     l.vector_ok = reinterpret_cast<std::uintptr_t>(c.x) % align == 0 &&
                   (c.kind != Kind::dot || reinterpret_cast<std::uintptr_t>(c.y) % align == 0);
-    l.prefetch = t.prefetch_rows > 0 ? t.prefetch_rows : 0;
   }
   if (l.ctas > 0x7fffffffu) throw Error(Errc::size_overflow, "cuda reduction: too many elements for one grid");
   const std::size_t partial_bytes = l.runs * 3 * sizeof(double), index_bytes = l.runs * sizeof(unsigned long long);

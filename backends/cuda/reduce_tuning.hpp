@@ -25,8 +25,6 @@ struct ReduceTuning {
                                // take several runs; -1 = no cap (one warp per run)
   std::size_t run_blocks = 0;  // forces the run size (a power of two, 1..2^20; raised to
                                // lanes_per_thread); also the plan blocks per CUDA block of min/max
-  int prefetch_rows = 0;       // sums: rows of the plan block the L2 prefetch runs ahead of the
-                               // loads, 1..32; -1 = no prefetch
 };
 
 // The (lanes_per_thread, loads) pairs that are built, for benchmarks and tests.

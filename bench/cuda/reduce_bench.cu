@@ -193,7 +193,7 @@ bool run_device(ew::Context& ctx, What w, std::size_t n, int reps, const T* x, c
 }
 
 // The tunings the sweep measures: every built shape on the default grid rule, then the
-// default shape with other run sizes, grid caps and L2 prefetch distances.
+// default shape with other run sizes and grid caps.
 template <class T>
 std::vector<std::pair<std::string, ew::detail::cuda::ReduceTuning>> sweep_tunings(std::size_t n, int sm_count) {
   namespace tune = ew::detail::cuda;
@@ -218,11 +218,6 @@ std::vector<std::pair<std::string, ew::detail::cuda::ReduceTuning>> sweep_tuning
     tune::ReduceTuning t;
     t.lanes_per_thread = d.lanes_per_thread, t.loads = d.loads, t.ctas_per_sm = ctas;
     out.emplace_back(shape + " grid " + std::to_string(ctas) + " CTA/SM", t);
-  }
-  for (int rows : {-1, 8, 16, 32}) {
-    tune::ReduceTuning t;
-    t.lanes_per_thread = d.lanes_per_thread, t.loads = d.loads, t.prefetch_rows = rows;
-    out.emplace_back(shape + (rows < 0 ? std::string(" no L2 prefetch") : " L2 prefetch " + std::to_string(rows) + " rows"), t);
   }
   return out;
 }

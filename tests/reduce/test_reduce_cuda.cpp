@@ -77,13 +77,9 @@ void every_grid(Context& ctx, Context& ref) {
         t.loads = shapes[s].loads;
         t.run_blocks = run;
         t.ctas_per_sm = ctas;
-        // The L2 prefetch distance moves with the grid cap (none, one row, the farthest): it
-        // only touches addresses, never values, and must not reach past a full next block.
-        t.prefetch_rows = ctas == -1 ? -1 : ctas == 1 ? 1 : 32;
         ew::detail::cuda::set_reduce_tuning(t);
         const std::string what = std::to_string(t.lanes_per_thread) + " lanes x " + std::to_string(t.loads) +
-                                 " loads, runs of " + std::to_string(run) + ", ctas/SM " + std::to_string(ctas) +
-                                 ", prefetch " + std::to_string(t.prefetch_rows);
+                                 " loads, runs of " + std::to_string(run) + ", ctas/SM " + std::to_string(ctas);
         for (const Case<T>& c : tuned) check_all<T>(ctx, x, y, c, what);
       }
   }
@@ -111,11 +107,6 @@ TEST_P(ReduceGrid, UnbuiltTuningIsRefused) {
   t = {};
   t.run_blocks = 3;
   EXPECT_THROW(ew::detail::cuda::set_reduce_tuning(t), Error);
-  for (int rows : {-2, 33}) {
-    t = {};
-    t.prefetch_rows = rows;
-    EXPECT_THROW(ew::detail::cuda::set_reduce_tuning(t), Error) << rows;
-  }
   // f64 vectors stop at 16 bytes: 4 lanes per thread is f32 only.
   t = {};
   t.lanes_per_thread = 4;
