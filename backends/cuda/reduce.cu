@@ -218,6 +218,8 @@ __device__ __forceinline__ void lanes_of_block(const T* __restrict__ x, const T*
     // values cross the loop's back edge). Without it ptxas issues a few of a batch's loads
     // and interleaves the rest with their adds (bench/cuda/reduce_sass.py counts them).
     if (!preloaded) load_rows<two, T, V, U>(xb, yb, 0, pre);
+    // Decided before the rows' loop: decided after it, n and next stayed live through the loop
+    // and ptxas gave the f64 2x8 sum 137 registers (one CUDA block per SM) instead of 124.
     const bool next_full = next != no_block && n - next * plan::block_elements >= plan::block_elements;
 #pragma unroll 1
     for (int r0 = U; r0 < rows; r0 += U) {
