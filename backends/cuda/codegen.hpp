@@ -60,6 +60,35 @@ int expr_unroll(const Program& p);
 
 ExprKernelSource generate_expr_kernel(const Program& p, ExprAlignment alignment);
 
+// Reductions over an expression (ew/expr_reduce.hpp), fused: one kernel reads the inputs,
+// evaluates the program's one output per element (rounded to its dtype, as the
+// elementwise kernel stores it), widens it exactly to double and adds it into the plan's
+// lanes (ew_internal/reduce_plan.hpp): a warp per aligned power-of-two run of plan blocks,
+// a lane per plan lane, the lane tree by shuffles and the run's binary counter one level
+// per lane, as the cuda reduction kernel (reduce.cu) with one lane per thread. Each run's
+// node goes to partials[run]; the host combines them by the plan's tree. The inputs are
+// read element by element (a warp reads a row of 32 consecutive elements), so there is no
+// alignment case.
+inline constexpr const char* kExprReduceKernelName = "ew_expr_reduce_kernel";
+
+// The reduction kernel's second parameter (after ExprKernelArgs), as declared in the source.
+struct ExprReduceKernelArgs {
+  std::uint64_t n;           // elements
+  std::uint64_t blocks;      // plan blocks
+  std::uint64_t run_blocks;  // plan blocks per run (a power of two)
+  std::uint64_t runs;
+  double* partials;          // runs nodes
+  std::uint32_t magnitude;   // 1: asum's terms |v|, 0: sum's v
+};
+
+struct ExprReduceKernelSource {
+  std::string text;
+  int rows = 8;  // rows of a plan block each thread has in flight (loaded before their use)
+};
+
+// The program must have exactly one output.
+ExprReduceKernelSource generate_expr_reduce_kernel(const Program& p);
+
 // Head, groups, tail and vector_ok of a call with n elements (n > 0) over these pointers.
 // sizes: bytes per element of each operand (0 for an unread input).
 void split_expr_range(std::size_t n, int group, const void* const* in, const int* in_size, int inputs,

@@ -6,6 +6,7 @@
 #include "codegen.hpp"
 #include "cuda_error.hpp"
 #include "ew/version.hpp"
+#include "ew_internal/reduce_plan.hpp"
 #include "expr_cache.hpp"
 #include "nvrtc.hpp"
 
@@ -42,42 +43,63 @@ std::string expr_unavailable_reason() {
   return n.loaded() ? std::string() : n.why_not();
 }
 
-std::unique_ptr<CompiledExpr> load_expr_kernel(const Program& p, bool aligned, int arch, ExprSource* source) {
+namespace {
+
+// The generated source `text` as a loaded library whose main kernel is `name`: the cubin
+// from the disk cache, else compiled by NVRTC and stored there.
+std::unique_ptr<CompiledExpr> load_library(const std::string& text, const char* name, int arch, ExprSource* source) {
   const Nvrtc& nvrtc = Nvrtc::instance();
   if (!nvrtc.loaded()) throw Error(Errc::backend_unavailable, nvrtc.why_not());
-  const ExprKernelSource generated = generate_expr_kernel(p, aligned ? ExprAlignment::aligned : ExprAlignment::any);
-  const std::string dir = expr_cache_dir(), file_key = disk_key(generated.text, arch);
+  const std::string dir = expr_cache_dir(), file_key = disk_key(text, arch);
   std::string cubin;
   const bool from_disk = expr_cache_load(dir, file_key, cubin);
   if (!from_disk) {
-    cubin = nvrtc.compile_cubin(generated.text, "ew_expr.cu", arch);
+    cubin = nvrtc.compile_cubin(text, "ew_expr.cu", arch);
     expr_cache_store(dir, file_key, cubin);
   }
   auto entry = std::make_unique<CompiledExpr>();
-  entry->group = generated.group;
   check(cudaLibraryLoadData(&entry->library, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0),
         "cudaLibraryLoadData (an expression kernel)");
-  check(cudaLibraryGetKernel(&entry->kernel, entry->library, kExprKernelName),
-        "cudaLibraryGetKernel (an expression kernel)");
+  check(cudaLibraryGetKernel(&entry->kernel, entry->library, name), "cudaLibraryGetKernel (an expression kernel)");
+  if (source) *source = from_disk ? ExprSource::disk : ExprSource::compiled;
+  return entry;
+}
+
+// The process's memory cache in front of `load`, under `key`.
+template <class Load>
+const CompiledExpr& cached(std::string key, Load load) {
+  std::lock_guard<std::mutex> lock(compiled_mutex);  // one compile at a time; others wait for it
+  auto& map = compiled();
+  if (auto it = map.find(key); it != map.end()) return *it->second;
+  auto entry = load();
+  return *map.emplace(std::move(key), std::move(entry)).first->second;
+}
+
+}  // namespace
+
+std::unique_ptr<CompiledExpr> load_expr_kernel(const Program& p, bool aligned, int arch, ExprSource* source) {
+  const ExprKernelSource generated = generate_expr_kernel(p, aligned ? ExprAlignment::aligned : ExprAlignment::any);
+  auto entry = load_library(generated.text, kExprKernelName, arch, source);
+  entry->group = generated.group;
   if (generated.has_bulk) {
     check(cudaLibraryGetKernel(&entry->bulk, entry->library, kExprBulkKernelName),
           "cudaLibraryGetKernel (an expression's bulk-copy kernel)");
     entry->bulk_bytes_per_element = generated.bulk_bytes_per_element;
   }
-  if (source) *source = from_disk ? ExprSource::disk : ExprSource::compiled;
   return entry;
 }
 
 const CompiledExpr& expr_kernel(const Program& p, bool aligned, int arch, ExprSource* source) {
-  std::string key = "sm_" + std::to_string(arch) + (aligned ? " aligned\n" : " any\n") + p.canonical;
-  std::lock_guard<std::mutex> lock(compiled_mutex);  // one compile at a time; others wait for it
-  auto& map = compiled();
-  if (auto it = map.find(key); it != map.end()) {
-    if (source) *source = ExprSource::memory;
-    return *it->second;
-  }
-  auto entry = load_expr_kernel(p, aligned, arch, source);
-  return *map.emplace(std::move(key), std::move(entry)).first->second;
+  if (source) *source = ExprSource::memory;  // unless loaded below
+  return cached("sm_" + std::to_string(arch) + (aligned ? " aligned\n" : " any\n") + p.canonical,
+                [&] { return load_expr_kernel(p, aligned, arch, source); });
+}
+
+const CompiledExpr& expr_reduce_kernel(const Program& p, int arch) {
+  return cached("sm_" + std::to_string(arch) + " reduce\n" + p.canonical, [&] {
+    const ExprReduceKernelSource generated = generate_expr_reduce_kernel(p);
+    return load_library(generated.text, kExprReduceKernelName, arch, nullptr);
+  });
 }
 
 ExprRunner::ExprRunner(int sm_count, int major, int minor, std::size_t staging_bytes)
@@ -87,12 +109,17 @@ ExprRunner::~ExprRunner() {
   if (scratch_) cudaFree(scratch_);
 }
 
-void ExprRunner::run(const ExprCall& c, cudaStream_t stream) {
-  const Program& p = *c.program;
-  const int inputs = p.input_slots, outputs = static_cast<int>(p.outputs.size());
+ExprRunner::Known& ExprRunner::known_for(const Program& p) {
   if (known_.size() > 4096) known_.clear();  // programs come and go; their kernels stay cached process-wide
   Known& known = known_[&p];
   if (known.canonical.size() != p.canonical.size() || known.canonical != p.canonical) known = Known{p.canonical};
+  return known;
+}
+
+void ExprRunner::run(const ExprCall& c, cudaStream_t stream) {
+  const Program& p = *c.program;
+  const int inputs = p.input_slots, outputs = static_cast<int>(p.outputs.size());
+  Known& known = known_for(p);
 
   ExprKernelArgs args{};
   int in_size[max_expr_inputs] = {}, out_size[max_expr_outputs] = {};
@@ -257,6 +284,49 @@ void ExprRunner::launch(Known& known, const Program& p, ExprKernelArgs& args, co
   const cudaLaunchConfig_t config = launch_config(blocks, 0, stream, major_ >= 9, attribute);
   void* argv[] = {&args};
   check(cudaLaunchKernelExC(&config, function, argv), "expression kernel launch");
+}
+
+const CompiledExpr& ExprRunner::reduce_kernel(Known& known, const Program& p) {
+  if (!known.reduce) {
+    known.reduce = &expr_reduce_kernel(p, arch_);
+    int blocks = 0;
+    check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, reinterpret_cast<const void*>(known.reduce->kernel),
+                                                        kExprThreads, 0),
+          "cudaOccupancyMaxActiveBlocksPerMultiprocessor (an expression's reduction kernel)");
+    known.reduce_blocks_per_sm = blocks < 1 ? 1 : blocks;
+  }
+  return *known.reduce;
+}
+
+std::size_t ExprRunner::reduce_warps(const Program& p) {
+  Known& known = known_for(p);
+  reduce_kernel(known, p);
+  return std::size_t(known.reduce_blocks_per_sm) * std::size_t(sm_count_) * (kExprThreads / 32);
+}
+
+void ExprRunner::reduce(const ExprCall& c, bool magnitude, std::size_t run_blocks, std::size_t runs, double* partials,
+                        cudaStream_t stream) {
+  const Program& p = *c.program;
+  Known& known = known_for(p);
+  const CompiledExpr& kernel = reduce_kernel(known, p);
+  ExprKernelArgs args{};
+  for (int k = 0; k < p.input_slots; ++k)
+    if (p.input_read[k]) args.in[k] = c.inputs[k];
+  for (int k = 0; k < p.param_slots; ++k) args.param[k] = c.params[k];
+  ExprReduceKernelArgs r{};
+  r.n = c.n;
+  r.blocks = plan::block_count(c.n);
+  r.run_blocks = run_blocks;
+  r.runs = runs;
+  r.partials = partials;
+  r.magnitude = magnitude ? 1u : 0u;
+  // A warp per run, as many CUDA blocks as the runs need (one wave by default).
+  const std::uint64_t blocks = (runs + kExprThreads / 32 - 1) / (kExprThreads / 32);
+  cudaLaunchAttribute attribute[1];
+  const cudaLaunchConfig_t config = launch_config(blocks, 0, stream, major_ >= 9, attribute);
+  void* argv[] = {&args, &r};
+  check(cudaLaunchKernelExC(&config, reinterpret_cast<const void*>(kernel.kernel), argv),
+        "expression reduction kernel launch");
 }
 
 }  // namespace ew::detail::cuda

@@ -49,13 +49,27 @@ class ExprRunner {
   ExprRunner& operator=(const ExprRunner&) = delete;
   void run(const ExprCall& call, cudaStream_t stream);
 
+  // The fused reduction over call.program's one output (codegen.hpp's
+  // generate_expr_reduce_kernel); every input it reads in device or managed memory. A warp
+  // per run of run_blocks plan blocks (a power of two), runs = the runs over call.n's
+  // blocks; each run's node of the plan's tree goes to partials[run], on the stream.
+  void reduce(const ExprCall& call, bool magnitude, std::size_t run_blocks, std::size_t runs, double* partials,
+              cudaStream_t stream);
+  // The warps of the fused reduction kernel of `p` resident on the whole GPU (its default
+  // run size gives one run per warp).
+  std::size_t reduce_warps(const Program& p);
+
  private:
   struct Known {
     std::string canonical;                  // guards against a new Program at a reused address
     const CompiledExpr* kernel[2] = {};     // by alignment case: aligned, any
     int blocks_per_sm[2] = {};
     int bulk_tile = 0;  // groups per tile of the bulk-copy kernel; 0 until first needed
+    const CompiledExpr* reduce = nullptr;  // the fused reduction kernel, once needed
+    int reduce_blocks_per_sm = 0;
   };
+  Known& known_for(const Program& p);
+  const CompiledExpr& reduce_kernel(Known& known, const Program& p);
   static bool host_resident(MemorySpace s) { return s == MemorySpace::host || s == MemorySpace::pinned; }
   void launch(Known& known, const Program& p, ExprKernelArgs& args, const int* in_size, const int* out_size,
               std::size_t n, cudaStream_t stream);
@@ -75,6 +89,8 @@ std::string expr_unavailable_reason();
 // cache, else from the disk cache, else compiled (and stored on disk). Thread-safe.
 enum class ExprSource { memory, disk, compiled };
 const CompiledExpr& expr_kernel(const Program& p, bool aligned, int arch, ExprSource* source = nullptr);
+// The fused reduction kernel of `p` (one output) for sm_<arch>, cached as expr_kernel's.
+const CompiledExpr& expr_reduce_kernel(const Program& p, int arch);
 // The same without the memory cache (a fresh library each time): for tests and the
 // benchmark that time the disk cache and the compiler.
 std::unique_ptr<CompiledExpr> load_expr_kernel(const Program& p, bool aligned, int arch, ExprSource* source = nullptr);

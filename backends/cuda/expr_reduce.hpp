@@ -1,9 +1,12 @@
 #pragma once
-// Reductions over an expression on the cuda backend (ew/expr_reduce.hpp): the kernel's one
-// output evaluated chunk by chunk by the generated expression kernel (expr.hpp) into device
-// scratch that stays in L2, each chunk reduced there by the cuda reduction (reduce.hpp) in
-// node mode into a device array of chunk nodes, all on the context's stream without a wait;
-// then one copy of the nodes to the host, one wait, and the plan's tree over them.
+// Reductions over an expression on the cuda backend (ew/expr_reduce.hpp). Inputs in device
+// or managed memory: one generated kernel (codegen.hpp, generate_expr_reduce_kernel)
+// evaluates the kernel's one output and reduces it in the same pass, a warp per run of plan
+// blocks, into a device array of run nodes. Pinned inputs: the output evaluated chunk by
+// chunk by the expression kernel (expr.hpp, which stages them) into device scratch that
+// stays in L2, each chunk reduced there by the cuda reduction (reduce.hpp) in node mode into
+// the array of nodes, all on the context's stream without a wait. Then one copy of the
+// nodes to the host, one wait, and the plan's tree over them.
 #include <cuda_runtime.h>
 
 #include <cstddef>
@@ -30,6 +33,8 @@ class ExprReducer {
              cudaStream_t stream, int sm_count);
 
  private:
+  void reserve_nodes(std::size_t count, cudaStream_t stream);
+  double root_of_nodes(std::size_t count, cudaStream_t stream);  // copy, wait, the tree
   std::size_t l2_bytes_;
   void* scratch_ = nullptr;
   std::size_t scratch_bytes_ = 0;

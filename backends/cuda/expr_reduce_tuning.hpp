@@ -1,5 +1,5 @@
 #pragma once
-// The chunk size of the cuda expression reductions (expr_reduce.cpp), in plain C++ so that
+// The chunk and run sizes of the cuda expression reductions (expr_reduce.cpp), in plain C++ so that
 // tests compiled without CUDA headers use the one declaration.
 #include <cstddef>
 
@@ -14,8 +14,8 @@ namespace ew::detail::cuda {
 // cache saves). Not measured yet; the bits do not depend on it.
 std::size_t default_expr_reduce_chunk_blocks(DType out, std::size_t l2_bytes);
 
-// Tests and benchmarks (not public API): every later call takes chunks of `blocks` plan
-// blocks; 0 restores the default. Any power of two gives the same bits (every aligned
+// Tests and benchmarks (not public API): every later call takes chunks (pinned inputs) or
+// runs (the fused kernel's, a warp each) of `blocks` plan blocks; 0 restores the defaults. Any power of two gives the same bits (every aligned
 // power-of-two run of blocks is a node of the plan's tree). Throws
 // ew::Error(invalid_argument) for a value that is not a power of two in 1..2^20.
 void set_expr_reduce_chunk_blocks(std::size_t blocks);

@@ -18,16 +18,44 @@
 # (-DEW_ENABLE_HIGHWAY=ON), so the tests' highway cases run too. Logs and CSV files go to $OUT
 # (default ./out). About 5-7 minutes on an H100 (not yet timed with the expression steps).
 # --quick stops after the sweep (no ew-roofline, no BabelStream): the kernel's own steps.
+# --expr-only runs the reductions over an expression alone: their tests (every backend built,
+# cuda's fused kernel and its chunked path for pinned inputs), memcheck and racecheck on
+# them, and ew-roofline's reductions over an expression (about 3 minutes).
 # Usage, from the repository root on a GPU machine (see docs/gpu.md):
-#   bash bench/cuda/reduce_check.sh [--no-bench | --quick] [extra CMake arguments]
+#   bash bench/cuda/reduce_check.sh [--no-bench | --quick | --expr-only] [extra CMake arguments]
 set -uo pipefail
 source "$(dirname "$0")/check_common.sh"
-quick=0
-if [[ ${1:-} == --no-bench ]]; then bench=0; shift; elif [[ ${1:-} == --quick ]]; then quick=1; shift; fi
+quick=0 expr_only=0
+case ${1:-} in
+  --no-bench) bench=0; shift ;;
+  --quick) quick=1; shift ;;
+  --expr-only) expr_only=1; shift ;;
+esac
 
 step configure
 bash tools/gpu/prepare.sh build-gpu -DEW_ENABLE_KOKKOS=OFF -DEW_ENABLE_HIGHWAY=ON "$@" || exit 1
 export LD_LIBRARY_PATH=/opt/ewdeps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+
+if (( expr_only )); then
+  step "build (reductions over an expression)"
+  cmake --build build-gpu -j 16 --target ew_reduce_tests ew-roofline > "$out/reduce-build.log" 2>&1 ||
+    { tail -60 "$out/reduce-build.log"; exit 1; }
+  step "reductions over an expression: tests"
+  build-gpu/tests/reduce/ew_reduce_tests --gtest_filter='*ExprReduce*' > "$out/reduce-expr-tests.log" 2>&1 || status=1
+  grep -E "^\[ +(OK|FAILED|SKIPPED|PASSED) +\]" "$out/reduce-expr-tests.log" | grep -E "cuda|PASSED|FAILED"
+  for tool in memcheck racecheck; do
+    step "compute-sanitizer --tool $tool (reductions over an expression)"
+    timeout -k 10 300 compute-sanitizer --tool $tool --error-exitcode 7 build-gpu/tests/reduce/ew_reduce_tests \
+      --gtest_filter='cuda/ExprReduce.SpecialValuesAndEmpty/*:cuda/ExprReduce.SumOfSquaredDifferencesIsTheSumOfTheEvaluatedArray/*:cuda/ExprReduceGpu.PinnedAndManagedInputs/*' \
+      --gtest_brief=1 > "$out/reduce-expr-$tool.log" 2>&1 || { echo "FAILED under $tool (rc $?)"; status=1; }
+    grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED" "$out/reduce-expr-$tool.log" | head -5
+  done
+  step "ew-roofline reductions over an expression in f32 and f64 (fused, unfused, cub TransformReduce)"
+  build-gpu/bench/roofline/ew-roofline --backends cuda --dtypes f32,f64 --ops copy --sizes 20,24,26,28 --warm \
+    --no-expressions --json "$out/reduce-roofline-expr.json" > "$out/reduce-roofline-expr.log" 2>&1 || status=1
+  grep -E "^device|sum\(\(a-b\)\^2\)|asum\(a\*b\)|NOT VERIFIED" "$out/reduce-roofline-expr.log"
+  exit $status
+fi
 
 step build
 targets=(ew-info ew_reduce_tests)

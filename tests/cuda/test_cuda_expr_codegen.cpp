@@ -34,6 +34,18 @@ constexpr int kArch = 90;  // every GPU the benchmarks name; compiling needs non
 
 bool slots_read_empty(const Kernel& k) { return test::slots_read(k).empty(); }
 
+// Compiles the fused reduction kernel of `k` (one output); returns the NVRTC error, or empty.
+std::string compile_reduce(const Kernel& k) {
+  try {
+    const ExprReduceKernelSource s = generate_expr_reduce_kernel(k.program());
+    const std::string cubin = Nvrtc::instance().compile_cubin(s.text, "ew_expr_reduce.cu", kArch);
+    if (cubin.find(kExprReduceKernelName) == std::string::npos) return "the cubin lacks the reduction kernel's name";
+  } catch (const Error& e) {
+    return std::string(e.what()) + "\nexpression (reduced):\n" + k.str();
+  }
+  return {};
+}
+
 // Compiles both alignment cases of `k`; returns the NVRTC error, or empty.
 std::string compile_both(const Kernel& k) {
   for (ExprAlignment a : {ExprAlignment::aligned, ExprAlignment::any}) {
@@ -49,6 +61,8 @@ std::string compile_both(const Kernel& k) {
       return std::string(e.what()) + "\nexpression:\n" + k.str();
     }
   }
+  // A kernel of one output that reads an input can be reduced over: its fused kernel too.
+  if (k.outputs() == 1 && !slots_read_empty(k)) return compile_reduce(k);
   return {};
 }
 
@@ -151,6 +165,30 @@ TEST(CudaExprCodegen, RandomExpressionsCompile) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf("%d random expressions, both alignment cases: %.2f s (%.0f ms a kernel)\n", cases, seconds,
               cases ? seconds * 1000 / (2 * cases) : 0.0);
+}
+
+// The fused reductions (sum or asum of one output): every opcode, in outputs of every
+// dtype; the rows in flight follow the inputs' bytes; several outputs are refused.
+TEST(CudaExprCodegen, ReductionKernelsCompile) {
+  EW_NEED_NVRTC();
+  for (DType t : {DType::f32, DType::f64, DType::f16, DType::bf16}) {
+    const Expr x = input(0, t), y = input(1, t), z = input(2, t), s = param(0, t);
+    for (const Expr& e : {-x + ew::abs(y) * ew::sqrt(z) - ew::floor(x) / ew::ceil(y) + ew::trunc(z) + ew::round(x),
+                          ew::exp(x) + ew::log(y) + ew::tanh(z) + ew::sigmoid(s),
+                          ew::min(x, y) + ew::max(y, z) + (x < y) + (x <= y) + (x > y) + (x >= y) + (x == y) + (x != y),
+                          ew::fma(x, y, z) + ew::select(x - y, s, Expr(2.5)) + cast(input(3, DType::f64), t) * 0.5}) {
+      const Kernel k = compile({e});
+      const std::string error = compile_reduce(k);
+      EXPECT_TRUE(error.empty()) << error;
+    }
+  }
+  const Kernel sq = compile({(input<float>(0) - input<float>(1)) * (input<float>(0) - input<float>(1))});
+  const ExprReduceKernelSource s = generate_expr_reduce_kernel(sq.program());
+  EXPECT_EQ(s.rows, 16) << "two floats: 8 bytes a row, 16 rows";
+  EXPECT_NE(s.text.find("x0[u] = __ldcs(in0 + i)"), std::string::npos);
+  EXPECT_EQ(s.text.find('@'), std::string::npos) << "a placeholder of the skeleton was left";
+  EXPECT_EQ(generate_expr_reduce_kernel(compile({input<double>(0) * input<double>(1)}).program()).rows, 8);
+  EXPECT_THROW(generate_expr_reduce_kernel(compile({input<float>(0), input<float>(1)}).program()), Error);
 }
 
 TEST(CudaExprCodegen, ConstantsKeepTheirBits) {
