@@ -2,10 +2,11 @@
 // inputs) must give the bits of evaluating the kernel into an array of its output dtype and
 // calling ew::sum on that array, for fixed and random expressions (mixed f32/f64 inputs,
 // outputs of every dtype), sizes around the plan's blocks and the chunks, offsets; the same
-// bits on every backend; bad input named. cuda: the operands in device memory, its chunk
-// (sized for the GPU's L2) forced small through the backend's test hook so that the same
-// sizes cross its edges, plus every chunk size, sizes above the default chunk, pinned and
-// managed inputs; labelled gpu (the cuda/ prefix), skipped with the reason without a GPU.
+// bits on every backend; bad input named. cuda: the operands in device memory (its fused
+// kernel), its run of plan blocks forced small through the backend's test hook so that the
+// same sizes cross its edges, plus every run size, sizes above the default, pinned inputs
+// (the chunked path) and managed ones; labelled gpu (the cuda/ prefix), skipped with the
+// reason without a GPU.
 #include <random>
 #include <string>
 
@@ -110,9 +111,8 @@ std::string bits_of(double v) {
   return text;
 }
 
-// The cuda chunk, in plan blocks, for the tests that do not sweep it: the CPU backends'
-// chunk, so that `sizes` cross the GPU's chunk edges too (its default is 2^20..2^22
-// elements, above every size there).
+// The cuda run (fused kernel) or chunk (pinned inputs), in plan blocks, for the tests that do
+// not sweep it: the CPU backends' chunk, so that `sizes` cross the GPU's run edges too.
 constexpr std::size_t gpu_chunk_blocks = chunk / B;
 
 void force_gpu_chunk(std::size_t blocks) {
@@ -231,8 +231,8 @@ INSTANTIATE_TEST_SUITE_P(kokkos, ExprReduce, testing::Values(Backend::kokkos));
 INSTANTIATE_TEST_SUITE_P(cuda, ExprReduce, testing::Values(Backend::cuda));
 
 #if defined(EW_TEST_CUDA_HOOKS)
-// The cuda chunk: every power of two of plan blocks must give the same bits (1 block, a
-// few, the CPU chunk, 256, the default chunk of this GPU).
+// The cuda run (or chunk): every power of two of plan blocks must give the same bits (1
+// block, a few, 256, the default of this GPU).
 class ExprReduceGpu : public ExprReduce {};
 
 TEST_P(ExprReduceGpu, EveryChunkSizeGivesTheSameBits) {
@@ -249,8 +249,8 @@ TEST_P(ExprReduceGpu, EveryChunkSizeGivesTheSameBits) {
   }
 }
 
-// Above this GPU's default chunk (at most 2^22 elements): several chunks of the size the
-// library really uses, an odd tail, an offset.
+// Above 2^22 elements: several runs (or chunks) of the size the library really uses, an odd
+// tail, an offset.
 TEST_P(ExprReduceGpu, AboveTheDefaultChunk) {
   force_gpu_chunk(0);
   Context ctx(GetParam());
