@@ -36,6 +36,15 @@ step configure
 bash tools/gpu/prepare.sh build-gpu -DEW_ENABLE_KOKKOS=OFF -DEW_ENABLE_HIGHWAY=ON "$@" || exit 1
 export LD_LIBRARY_PATH=/opt/ewdeps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
 
+# One compute-sanitizer run of the reduction tests on a filter (check_common.sh's sanitize),
+# logged to $out/reduce-NAME-TOOL.log, its summary printed.
+sanitize_reductions() {
+  local tool=$1 log="$out/reduce-$2$1.log"
+  sanitize "$tool" build-gpu/tests/reduce/ew_reduce_tests "$3" > "$log" 2>&1
+  grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED" "$log" | head -5
+  if grep -q "^FAILED:" "$log"; then status=1; fi
+}
+
 if (( expr_only )); then
   step "build (reductions over an expression)"
   cmake --build build-gpu -j 16 --target ew_reduce_tests ew-roofline > "$out/reduce-build.log" 2>&1 ||
@@ -45,10 +54,7 @@ if (( expr_only )); then
   grep -E "^\[ +(OK|FAILED|SKIPPED|PASSED) +\]" "$out/reduce-expr-tests.log" | grep -E "cuda|PASSED|FAILED"
   for tool in memcheck racecheck; do
     step "compute-sanitizer --tool $tool (reductions over an expression)"
-    timeout -k 10 300 compute-sanitizer --tool $tool --error-exitcode 7 build-gpu/tests/reduce/ew_reduce_tests \
-      --gtest_filter='cuda/ExprReduce.SpecialValuesAndEmpty/*:cuda/ExprReduce.SumOfSquaredDifferencesIsTheSumOfTheEvaluatedArray/*:cuda/ExprReduceGpu.PinnedAndManagedInputs/*' \
-      --gtest_brief=1 > "$out/reduce-expr-$tool.log" 2>&1 || { echo "FAILED under $tool (rc $?)"; status=1; }
-    grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED" "$out/reduce-expr-$tool.log" | head -5
+    sanitize_reductions $tool expr- 'cuda/ExprReduce.SpecialValuesAndEmpty/*:cuda/ExprReduce.SumOfSquaredDifferencesIsTheSumOfTheEvaluatedArray/*:cuda/ExprReduceGpu.PinnedAndManagedInputs/*'
   done
   step "ew-roofline reductions over an expression in f32 and f64 (fused, unfused, cub TransformReduce)"
   build-gpu/bench/roofline/ew-roofline --backends cuda --dtypes f32,f64 --ops copy --sizes 20,24,26,28 --warm \
@@ -84,10 +90,7 @@ fi
 
 for tool in memcheck racecheck synccheck; do
   step "compute-sanitizer --tool $tool"
-  timeout -k 10 900 compute-sanitizer --tool $tool --error-exitcode 7 build-gpu/tests/reduce/ew_reduce_tests \
-    --gtest_filter='cuda/Reduce.SameBitsAsScalarWithSpecialValues/*:cuda/Reduce.SpecialValueRules/*:cuda/Reduce.EmptyGivesTheIdentity/*:cuda/Reduce16.SameBitsWithSpecialValues/*:cuda/Reduce16.StoresAFloatIntoAResultSpan/*:cuda/ExprReduce.SpecialValuesAndEmpty/*:cuda/ExprReduceGpu.PinnedAndManagedInputs/*' \
-    --gtest_brief=1 > "$out/reduce-$tool.log" 2>&1 || { echo "FAILED under $tool (rc $?)"; status=1; }
-  grep -E "ERROR SUMMARY|PASSED|FAILED" "$out/reduce-$tool.log" | head -5
+  sanitize_reductions $tool "" 'cuda/Reduce.SameBitsAsScalarWithSpecialValues/*:cuda/Reduce.SpecialValueRules/*:cuda/Reduce.EmptyGivesTheIdentity/*:cuda/Reduce16.SameBitsWithSpecialValues/*:cuda/Reduce16.StoresAFloatIntoAResultSpan/*:cuda/ExprReduce.SpecialValuesAndEmpty/*:cuda/ExprReduceGpu.PinnedAndManagedInputs/*'
 done
 
 if (( bench )); then
