@@ -16,11 +16,11 @@
 # highway in double), and ew-roofline's reductions over an expression (sum((a-b)^2),
 # asum(a*b) against the unfused form and cub TransformReduce). Highway is built explicitly
 # (-DEW_ENABLE_HIGHWAY=ON), so the tests' highway cases run too. Logs and CSV files go to $OUT
-# (default ./out). About 5-7 minutes on an H100 (not yet timed with the expression steps).
+# (default ./out). About 6 minutes on an H100 (352 s on 2026-11-23; --quick 4, --expr-only 3).
 # --quick stops after the sweep (no ew-roofline, no BabelStream): the kernel's own steps.
 # --expr-only runs the reductions over an expression alone: their tests (every backend built,
 # cuda's fused kernel and its chunked path for pinned inputs), memcheck and racecheck on
-# them, and ew-roofline's reductions over an expression (about 3 minutes).
+# them, and ew-roofline's reductions over an expression.
 # Usage, from the repository root on a GPU machine (see docs/gpu.md):
 #   bash bench/cuda/reduce_check.sh [--no-bench | --quick | --expr-only] [extra CMake arguments]
 set -uo pipefail
