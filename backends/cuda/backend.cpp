@@ -181,10 +181,10 @@ class CudaBackend final : public BackendImpl {
     return r;
   }
 
-  // Reductions over an expression (expr_reduce.hpp): one fused generated kernel for inputs in
-  // device or managed memory; pinned inputs chunk by chunk through the expression path's
-  // staging into L2-sized scratch, each chunk reduced there; one wait at the end. Pageable
-  // inputs are refused as run_reduce refuses them.
+  // Reductions over an expression (expr_reduce.hpp): one fused generated kernel and one wait
+  // for inputs in device or managed memory; pinned inputs chunk by chunk through the
+  // expression path's staging (a wait per chunk) into L2-sized scratch, each chunk reduced
+  // there. Pageable inputs are refused as run_reduce refuses them.
   bool run_expr_reduce(const ExprCall& c, const char* call, plan::Kind kind, double* root) override {
     for (int k = 0; k < max_expr_inputs; ++k)
       if (c.inputs[k] && c.input_space[k] == MemorySpace::host)

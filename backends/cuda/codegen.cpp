@@ -468,7 +468,8 @@ ExprReduceKernelSource generate_expr_reduce_kernel(const Program& p) {
   if (p.outputs.size() != 1)
     throw Error(Errc::internal, "cuda code generator: a reduction over an expression takes one output");
   ExprReduceKernelSource out;
-  // About 128 bytes of input rows in flight per thread (4..16 rows, a divisor of 64).
+  // Up to 128 bytes of input rows in flight per thread: 4..16 rows (a divisor of 64), so
+  // 128 bytes from 8 bytes a row up, fewer below (16 rows of one float: 64 bytes).
   int bytes = 0;
   for (int k = 0; k < p.input_slots; ++k)
     if (p.input_read[k]) bytes += bytes_of(p.input_dtype[k]);

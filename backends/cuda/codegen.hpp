@@ -83,7 +83,7 @@ struct ExprReduceKernelArgs {
 
 struct ExprReduceKernelSource {
   std::string text;
-  int rows = 8;  // rows of a plan block each thread has in flight (loaded before their use)
+  int rows = 0;  // rows of a plan block each thread has in flight (loaded before their use)
 };
 
 // The program must have exactly one output.

@@ -288,12 +288,13 @@ void ExprRunner::launch(Known& known, const Program& p, ExprKernelArgs& args, co
 
 const CompiledExpr& ExprRunner::reduce_kernel(Known& known, const Program& p) {
   if (!known.reduce) {
-    known.reduce = &expr_reduce_kernel(p, arch_);
+    const CompiledExpr& kernel = expr_reduce_kernel(p, arch_);
     int blocks = 0;
-    check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, reinterpret_cast<const void*>(known.reduce->kernel),
+    check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, reinterpret_cast<const void*>(kernel.kernel),
                                                         kExprThreads, 0),
           "cudaOccupancyMaxActiveBlocksPerMultiprocessor (an expression's reduction kernel)");
     known.reduce_blocks_per_sm = blocks < 1 ? 1 : blocks;
+    known.reduce = &kernel;  // only once both are known: a failed query is asked again
   }
   return *known.reduce;
 }
@@ -322,6 +323,8 @@ void ExprRunner::reduce(const ExprCall& c, bool magnitude, std::size_t run_block
   r.magnitude = magnitude ? 1u : 0u;
   // A warp per run, as many CUDA blocks as the runs need (one wave by default).
   const std::uint64_t blocks = (runs + kExprThreads / 32 - 1) / (kExprThreads / 32);
+  if (blocks > 0x7fffffffu)
+    throw Error(Errc::size_overflow, "cuda expression reduction: too many runs for one grid (" + std::to_string(runs) + ")");
   cudaLaunchAttribute attribute[1];
   const cudaLaunchConfig_t config = launch_config(blocks, 0, stream, major_ >= 9, attribute);
   void* argv[] = {&args, &r};

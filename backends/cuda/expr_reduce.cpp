@@ -18,7 +18,7 @@ namespace {
 
 constexpr std::size_t min_chunk_elements = std::size_t(1) << 20;
 constexpr std::size_t max_chunk_elements = std::size_t(1) << 22;
-constexpr std::size_t max_forced_blocks = std::size_t(1) << 20;
+constexpr std::size_t max_forced_blocks = std::size_t(1) << 20;  // also caps the default run (counter depth <= 21)
 
 std::mutex forced_mutex;
 std::size_t forced_blocks = 0;

@@ -2,11 +2,11 @@
 // Reductions over an expression on the cuda backend (ew/expr_reduce.hpp). Inputs in device
 // or managed memory: one generated kernel (codegen.hpp, generate_expr_reduce_kernel)
 // evaluates the kernel's one output and reduces it in the same pass, a warp per run of plan
-// blocks, into a device array of run nodes. Pinned inputs: the output evaluated chunk by
-// chunk by the expression kernel (expr.hpp, which stages them) into device scratch that
-// stays in L2, each chunk reduced there by the cuda reduction (reduce.hpp) in node mode into
-// the array of nodes, all on the context's stream without a wait. Then one copy of the
-// nodes to the host, one wait, and the plan's tree over them.
+// blocks, into a device array of run nodes, on the context's stream. Pinned inputs: the
+// output evaluated chunk by chunk by the expression kernel (expr.hpp, which stages them and
+// waits for each chunk) into device scratch that stays in L2, each chunk reduced there by
+// the cuda reduction (reduce.hpp) in node mode into the array of nodes. Then one copy of
+// the nodes to the host, one wait, and the plan's tree over them.
 #include <cuda_runtime.h>
 
 #include <cstddef>

@@ -37,7 +37,7 @@ bash tools/gpu/prepare.sh build-gpu -DEW_ENABLE_KOKKOS=OFF -DEW_ENABLE_HIGHWAY=O
 export LD_LIBRARY_PATH=/opt/ewdeps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
 
 # One compute-sanitizer run of the reduction tests on a filter (check_common.sh's sanitize),
-# logged to $out/reduce-NAME-TOOL.log, its summary printed.
+# logged to $out/reduce-<NAME><TOOL>.log (NAME empty or "expr-"), its summary printed.
 sanitize_reductions() {
   local tool=$1 log="$out/reduce-$2$1.log"
   sanitize "$tool" build-gpu/tests/reduce/ew_reduce_tests "$3" > "$log" 2>&1
@@ -52,6 +52,7 @@ if (( expr_only )); then
   step "reductions over an expression: tests"
   build-gpu/tests/reduce/ew_reduce_tests --gtest_filter='*ExprReduce*' > "$out/reduce-expr-tests.log" 2>&1 || status=1
   grep -E "^\[ +(OK|FAILED|SKIPPED|PASSED) +\]" "$out/reduce-expr-tests.log" | grep -E "cuda|PASSED|FAILED"
+  grep -q "SKIPPED ] cuda/" "$out/reduce-expr-tests.log" && { echo "cuda cases skipped: no usable GPU?"; status=1; }
   for tool in memcheck racecheck; do
     step "compute-sanitizer --tool $tool (reductions over an expression)"
     sanitize_reductions $tool expr- 'cuda/ExprReduce.SpecialValuesAndEmpty/*:cuda/ExprReduce.SumOfSquaredDifferencesIsTheSumOfTheEvaluatedArray/*:cuda/ExprReduceGpu.PinnedAndManagedInputs/*'

@@ -5,8 +5,8 @@
 // a node of the one tree (reduce_plan.hpp), and the nodes combined by the canonical tree give
 // the root: the bits of ew::sum over the whole evaluated array, with the inputs read from
 // memory once and the output never written to memory. A backend whose calls are
-// asynchronous (cuda) runs the chunks itself (BackendImpl::run_expr_reduce: chunks sized for
-// its cache, no wait per chunk) and hands back the root.
+// asynchronous (cuda) does it itself (BackendImpl::run_expr_reduce: one fused kernel, or its
+// own chunks for pinned inputs) and hands back the root.
 #include "ew/expr_reduce.hpp"
 
 #include <algorithm>

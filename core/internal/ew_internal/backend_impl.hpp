@@ -106,7 +106,7 @@ class BackendImpl {
   // finish) over the values of `values.program`'s one output (outputs unused), kind sum or
   // asum, into *root. A backend that returns false leaves it to the core, which evaluates
   // chunks through run_expr and reduces them with run_reduce's node mode; a backend whose
-  // calls are asynchronous (cuda) does it itself, with one wait at the end.
+  // calls are asynchronous (cuda) does it itself and returns when the root is known.
   virtual bool run_expr_reduce(const ExprCall& values, const char* call, plan::Kind kind, double* root) {
     (void)values, (void)call, (void)kind, (void)root;
     return false;
