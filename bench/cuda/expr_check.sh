@@ -57,8 +57,7 @@ if (( ! kokkos_only )); then
       sanitize $tool build-gpu/tests/expr/ew_expr_tests 'cuda/ExprAliasing.*:cuda/ExprSpecial.*:cuda/ExprEqualsOp.*:cuda/ExprFloat16Backends.*'
       sanitize $tool build-gpu/tests/cuda/ew_cuda_expr_tests 'CudaExpr.EveryMemorySpace*'
     } > "$out/expr-$tool.log" 2>&1
-    grep -E "SUMMARY|FAILED|PASSED|tests ran" "$out/expr-$tool.log"
-    grep -q FAILED "$out/expr-$tool.log" && status=1
+    sanitized "$out/expr-$tool.log"
   done
 
   if (( bench )); then
