@@ -154,27 +154,36 @@ __device__ __forceinline__ double register_tree(double (&v)[M], int count) {
   return v[0];
 }
 
-// The canonical tree over sh[c][0..m) in place (iterative pairing: pairs (2i, 2i+1),
-// an odd last one carried up); every thread of the CUDA block calls it.
+// The canonical tree over the CUDA block's nodes (thread t holds node t of m, m <= the
+// block's threads), the root returned in thread 0: shuffles within each warp, one barrier,
+// then warp 0 combines the warps' nodes. Pairing node t with t + o where t is a multiple of
+// 2o is the tree's node (k, t / 2^k); a warp's node covers 32 nodes, an aligned range.
+// (A tree in shared memory took two barriers per level: 16 for 256 nodes, on the call's
+// critical path, since only the last block runs it.)
 template <int w>
-__device__ void shared_tree(double (*sh)[threads_per_cta], int m) {
-  const int t = static_cast<int>(threadIdx.x);
-  while (m > 1) {
-    const int half = m / 2;
-    double v[3] = {0.0, 0.0, 0.0};
-    const bool pair = t < half, carry = (m & 1) && t == half;
+__device__ void block_tree(double (&v)[3], int m, double (*sh)[warps_per_cta]) {
+  const int t = static_cast<int>(threadIdx.x), lane = t % 32, warp = t / 32;
+#pragma unroll
+  for (int o = 1; o < 32; o *= 2)
 #pragma unroll
     for (int c = 0; c < w; ++c) {
-      if (pair) v[c] = plan::add(sh[c][2 * t], sh[c][2 * t + 1]);
-      if (carry) v[c] = sh[c][m - 1];
+      const double other = __shfl_down_sync(0xffffffffu, v[c], o);
+      if ((lane & (2 * o - 1)) == 0 && t + o < m) v[c] = plan::add(v[c], other);
     }
-    __syncthreads();
-    if (pair || carry)
+  if (lane == 0)
 #pragma unroll
-      for (int c = 0; c < w; ++c) sh[c][t] = v[c];
-    __syncthreads();
-    m = half + (m & 1);
-  }
+    for (int c = 0; c < w; ++c) sh[c][warp] = v[c];
+  __syncthreads();
+  if (warp != 0) return;
+#pragma unroll
+  for (int c = 0; c < w; ++c) v[c] = lane < warps_per_cta ? sh[c][lane] : 0.0;
+#pragma unroll
+  for (int o = 1; o < warps_per_cta; o *= 2)
+#pragma unroll
+    for (int c = 0; c < w; ++c) {
+      const double other = __shfl_down_sync(0xffffffffu, v[c], o);
+      if ((lane & (2 * o - 1)) == 0 && (lane + o) * 32 < m) v[c] = plan::add(v[c], other);
+    }
 }
 
 // U rows of V elements of this thread's lanes: the rows a thread has in registers or in flight.
@@ -263,7 +272,7 @@ __global__ void __launch_bounds__(threads_per_cta)
                compute_t<T>* out, double* node_out) {
   constexpr int w = Width<kind, T>::value;
   constexpr int G = 32 / V;  // threads per plan block
-  __shared__ double sh[3][threads_per_cta];
+  __shared__ double warp_nodes[3][warps_per_cta];
   __shared__ bool last;
   const int lane = static_cast<int>(threadIdx.x % 32), warp = static_cast<int>(threadIdx.x / 32);
   const int group = lane / G, q = lane % G;
@@ -360,21 +369,21 @@ __global__ void __launch_bounds__(threads_per_cta)
   const std::size_t count = lo < runs ? (runs - lo < per ? runs - lo : per) : 0;
   const int nodes = static_cast<int>((runs + per - 1) / per);
   // Loaded 16 at a time (independent loads in flight), each 16 an aligned node.
+  double v[3] = {0.0, 0.0, 0.0};
   if (count > 0)
 #pragma unroll
     for (int c = 0; c < w; ++c)
-      sh[c][threadIdx.x] = plan::pair_tree_of((count + final_in_registers - 1) / final_in_registers, [&](std::size_t k) {
+      v[c] = plan::pair_tree_of((count + final_in_registers - 1) / final_in_registers, [&](std::size_t k) {
         const std::size_t at = lo + k * final_in_registers;
         const int m = static_cast<int>(lo + count - at < final_in_registers ? lo + count - at : final_in_registers);
-        double v[final_in_registers];
+        double r[final_in_registers];
 #pragma unroll
-        for (int i = 0; i < final_in_registers; ++i) v[i] = i < m ? __ldcg(partials + (at + i) * w + c) : 0.0;
-        return register_tree<final_in_registers>(v, m);
+        for (int i = 0; i < final_in_registers; ++i) r[i] = i < m ? __ldcg(partials + (at + i) * w + c) : 0.0;
+        return register_tree<final_in_registers>(r, m);
       });
-  __syncthreads();
-  shared_tree<w>(sh, nodes);
+  block_tree<w>(v, nodes, warp_nodes);
   if (threadIdx.x == 0) {
-    const double acc[3] = {sh[0][0], w > 1 ? sh[1][0] : 0.0, w > 2 ? sh[2][0] : 0.0};
+    const double acc[3] = {v[0], w > 1 ? v[1] : 0.0, w > 2 ? v[2] : 0.0};
     // Node mode (ReduceCall::node): the root before the finish, as a double.
     header->value = node_out ? acc[0] : plan::finish(kind, sizeof(T) == 8, acc);
     header->index = 0;

@@ -98,6 +98,36 @@ TEST_P(ReduceGrid, EveryGridGivesTheSameBits) {
   every_grid<bfloat16>(ctx, ref);
 }
 
+// A warp's binary counter deep in its levels (a lane each, moved by shuffles): runs of 4096
+// plan blocks, taken one block (depth 13) or the widest vector (4 blocks: depth 11) at a
+// time. The sizes end a run full, one block into the next run, and partway through one.
+template <class T>
+void deep_counter(Context& ctx, Context& ref) {
+  using ew::detail::cuda::ReduceTuning;
+  constexpr std::size_t run = 4096;
+  const std::size_t total = run * B + 80;
+  const std::vector<T> xs = cancelling_vector<T>(total), ys = random_vector<T>(total);
+  Buffer<T> x(ctx, total), y(ctx, total);
+  x.upload(xs.data(), total);
+  y.upload(ys.data(), total);
+  const std::vector<Case<T>> deep = cases<T>(ref, xs, ys, {run * B, run * B + 77, 3001 * B + 5}, {0, 1});
+  for (int lanes : {1, sizeof(T) == 8 ? 2 : 4}) {
+    ReduceTuning t;
+    t.lanes_per_thread = lanes;
+    t.loads = 8;
+    t.run_blocks = run;
+    ew::detail::cuda::set_reduce_tuning(t);
+    for (const Case<T>& c : deep) check_all<T>(ctx, x, y, c, std::to_string(lanes) + " lanes, runs of 4096 blocks");
+  }
+}
+
+TEST_P(ReduceGrid, DeepCounterGivesTheSameBits) {
+  Context ctx(GetParam());
+  Context ref(Backend::scalar);
+  deep_counter<float>(ctx, ref);
+  deep_counter<double>(ctx, ref);
+}
+
 // Shapes that are not built are refused by name, before anything runs.
 TEST_P(ReduceGrid, UnbuiltTuningIsRefused) {
   ew::detail::cuda::ReduceTuning t;
