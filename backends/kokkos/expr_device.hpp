@@ -683,6 +683,19 @@ auto as_argument(const Policy& policy) {
   return Kokkos::Experimental::require(policy, Kokkos::Experimental::WorkItemProperty::HintLightWeight);
 }
 
+// A file of one register (one input, every other value read by the next instruction alone:
+// relu, clamp, silu) frees most of the small file's registers: more warps per SM and two
+// groups a thread for doubles too, so more bytes in flight (the H200's walk was short of
+// them: 16 warps an SM, DRAM 69 % busy and the SMs 52 %, ncu on clamp f32). The overrides are
+// for bench/cuda/kokkos_variants.sh (0 groups: such files take the small-file walk).
+#ifndef EW_KOKKOS_ONE_REGISTER_GROUPS
+#define EW_KOKKOS_ONE_REGISTER_GROUPS 2
+#endif
+#ifndef EW_KOKKOS_ONE_REGISTER_BLOCKS
+#define EW_KOKKOS_ONE_REGISTER_BLOCKS 3
+#endif
+inline constexpr int one_register_groups = EW_KOKKOS_ONE_REGISTER_GROUPS;
+
 // Runs the call on `exec` by walking the program per element. Asynchronous on a device
 // space in the inline shape; the general shape fences before it returns (its Views).
 template <class T, int U, int R, class Exec>
@@ -708,9 +721,10 @@ void run_lanes(const Exec& exec, const ExprCall& call, const DevicePlan& plan, c
   f.vector = true;
   for (int j = 0; j < f.inputs; ++j) f.vector = f.vector && aligned(f.in[j]);
   for (int k = 0; k < f.outputs; ++k) f.vector = f.vector && aligned(f.out[k]);
-  // Blocks of 256 threads resident per SM: 2 at up to 128 registers a thread; 4 (at most 64)
-  // for the one-group walk on a small file (doubles: a group is two elements).
-  constexpr int blocks = U == 1 && R <= 4 ? 3 : 2;
+  // Blocks of 256 threads resident per SM: 2 at up to 128 registers a thread; 3 (at most 85)
+  // for the one-group walk on a small file (doubles: a group is two elements) and for the
+  // one-register file.
+  constexpr int blocks = R == 1 ? EW_KOKKOS_ONE_REGISTER_BLOCKS : U == 1 && R <= 4 ? 3 : 2;
   // A grid of what stays resident: concurrency() counts every thread slot of the device
   // (2048 per SM on Cuda), of which `blocks` x 256 hold this kernel.
   if (max_threads <= 0) max_threads = std::max<std::int64_t>(1, static_cast<std::int64_t>(exec.concurrency()) * blocks / 8);
@@ -739,6 +753,12 @@ bool try_lanes(const Exec& exec, const ExprCall& call, std::int64_t max_threads)
   // groups per thread, more elements per decoded instruction; doubles one, which keeps
   // them within 64 registers (two groups with the next inputs would spill).
   const bool small = walk.registers <= 4;
+  if constexpr (one_register_groups > 0)
+    if (walk.registers <= 1) {
+      if (t == DType::f32) run_lanes<float, one_register_groups, 1>(exec, call, plan, walk, max_threads);
+      else run_lanes<double, one_register_groups, 1>(exec, call, plan, walk, max_threads);
+      return true;
+    }
   if (t == DType::f32) {
     if (small) run_lanes<float, 2, 4>(exec, call, plan, walk, max_threads);
     else run_lanes<float, 1, 16>(exec, call, plan, walk, max_threads);
