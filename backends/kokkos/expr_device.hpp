@@ -683,11 +683,15 @@ auto as_argument(const Policy& policy) {
   return Kokkos::Experimental::require(policy, Kokkos::Experimental::WorkItemProperty::HintLightWeight);
 }
 
-// A file of one register (one input, every other value read by the next instruction alone:
-// relu, clamp, silu) frees most of the small file's registers: more warps per SM and two
-// groups a thread for doubles too, so more bytes in flight (the H200's walk was short of
-// them: 16 warps an SM, DRAM 69 % busy and the SMs 52 %, ncu on clamp f32). The overrides are
-// for bench/cuda/kokkos_variants.sh (0 groups: such files take the small-file walk).
+// Files of one or two registers (relu and silu: one input, every other value read by the
+// next instruction alone; clamp: two inputs) free most of the small file's registers:
+// two groups a thread for doubles too and, with one register, 3 blocks per SM, so more
+// bytes in flight. The H200's walk was short of them: 16 warps an SM, DRAM 69 % busy and
+// the SMs 52 % (ncu, clamp f32). Measured there (kokkos_variants.sh, 2026-11-23), kokkos/cuda
+// at 2^26: one register relu 0.83 -> 0.94 (f32), 0.75 -> 0.93 (f64), silu 0.68 -> 0.83,
+// 0.49 -> 0.69; two registers clamp 0.81 -> 0.84, 0.65 -> 0.90; 3 blocks with two
+// registers spill (80 registers, 40-64 bytes of stack) and lose (clamp 0.68, 0.59). The
+// overrides are for bench/cuda/kokkos_variants.sh (0 groups: such files take the small-file walk).
 #ifndef EW_KOKKOS_ONE_REGISTER_GROUPS
 #define EW_KOKKOS_ONE_REGISTER_GROUPS 2
 #endif
@@ -695,6 +699,13 @@ auto as_argument(const Policy& policy) {
 #define EW_KOKKOS_ONE_REGISTER_BLOCKS 3
 #endif
 inline constexpr int one_register_groups = EW_KOKKOS_ONE_REGISTER_GROUPS;
+#ifndef EW_KOKKOS_TWO_REGISTER_GROUPS
+#define EW_KOKKOS_TWO_REGISTER_GROUPS 2
+#endif
+#ifndef EW_KOKKOS_TWO_REGISTER_BLOCKS
+#define EW_KOKKOS_TWO_REGISTER_BLOCKS 2
+#endif
+inline constexpr int two_register_groups = EW_KOKKOS_TWO_REGISTER_GROUPS;
 
 // Runs the call on `exec` by walking the program per element. Asynchronous on a device
 // space in the inline shape; the general shape fences before it returns (its Views).
@@ -723,8 +734,8 @@ void run_lanes(const Exec& exec, const ExprCall& call, const DevicePlan& plan, c
   for (int k = 0; k < f.outputs; ++k) f.vector = f.vector && aligned(f.out[k]);
   // Blocks of 256 threads resident per SM: 2 at up to 128 registers a thread; 3 (at most 85)
   // for the one-group walk on a small file (doubles: a group is two elements) and for the
-  // one-register file.
-  constexpr int blocks = R == 1 ? EW_KOKKOS_ONE_REGISTER_BLOCKS : U == 1 && R <= 4 ? 3 : 2;
+  // one-register file (78-80 registers).
+  constexpr int blocks = R == 1 ? EW_KOKKOS_ONE_REGISTER_BLOCKS : R == 2 ? EW_KOKKOS_TWO_REGISTER_BLOCKS : U == 1 && R <= 4 ? 3 : 2;
   // A grid of what stays resident: concurrency() counts every thread slot of the device
   // (2048 per SM on Cuda), of which `blocks` x 256 hold this kernel.
   if (max_threads <= 0) max_threads = std::max<std::int64_t>(1, static_cast<std::int64_t>(exec.concurrency()) * blocks / 8);
@@ -750,13 +761,20 @@ bool try_lanes(const Exec& exec, const ExprCall& call, std::int64_t max_threads)
   if (plan.registers > inline_registers) return false;
   const LanePlan walk = plan_for_lanes(plan);
   // A small file leaves registers for the next iteration's inputs (LaneExpr): floats take two
-  // groups per thread, more elements per decoded instruction; doubles one, which keeps
-  // them within 64 registers (two groups with the next inputs would spill).
+  // groups per thread, more elements per decoded instruction; doubles one, which keeps them
+  // within 3 blocks' 85 registers (two groups with the next inputs would spill). Files of
+  // one or two registers take their own shapes (above run_lanes).
   const bool small = walk.registers <= 4;
   if constexpr (one_register_groups > 0)
     if (walk.registers <= 1) {
       if (t == DType::f32) run_lanes<float, one_register_groups, 1>(exec, call, plan, walk, max_threads);
       else run_lanes<double, one_register_groups, 1>(exec, call, plan, walk, max_threads);
+      return true;
+    }
+  if constexpr (two_register_groups > 0)
+    if (walk.registers <= 2) {
+      if (t == DType::f32) run_lanes<float, two_register_groups, 2>(exec, call, plan, walk, max_threads);
+      else run_lanes<double, two_register_groups, 2>(exec, call, plan, walk, max_threads);
       return true;
     }
   if (t == DType::f32) {

@@ -1,25 +1,25 @@
 #!/usr/bin/env bash
-# The kokkos walk's one-register shape in several builds on a GPU machine without network
-# access: each variant NAME=GROUPS:BLOCKS builds the library with
-# EW_KOKKOS_ONE_REGISTER_GROUPS=GROUPS and EW_KOKKOS_ONE_REGISTER_BLOCKS=BLOCKS
-# (backends/kokkos/expr_device.hpp; GROUPS 0: those programs take the small-file walk, the
-# shape before it) and runs ew-roofline's expressions with kokkos beside cuda, the same run,
-# warm, at $SIZES (default 24,26,28). The register counts of the walk's kernels go with each
+# The kokkos walk's shapes for small register files in several builds on a GPU machine
+# without network access: each variant NAME=DEFINES builds the library with those
+# definitions (the EW_KOKKOS_*_REGISTER_GROUPS and _BLOCKS overrides of
+# backends/kokkos/expr_device.hpp; GROUPS 0: those programs take the small-file walk) and
+# runs ew-roofline's expressions with kokkos beside cuda, the same run, warm, at $SIZES
+# (default 24,26,28). The register counts of the walk's kernels go with each
 # variant's log (cuobjdump). KOKKOS_ROOT: a CUDA-enabled Kokkos install. Logs go to $OUT.
 # About 80 s a variant on an H200 host (the reconfigure rebuilds the C++ sources).
 # Usage, from the repository root:
-#   KOKKOS_ROOT=/opt/kokkos-cuda bash bench/cuda/kokkos_variants.sh before=0:3 g2b3=2:3 g2b4=2:4
+#   KOKKOS_ROOT=/opt/kokkos-cuda bash bench/cuda/kokkos_variants.sh \
+#     before="-DEW_KOKKOS_ONE_REGISTER_GROUPS=0" two="-DEW_KOKKOS_TWO_REGISTER_GROUPS=2"
 set -uo pipefail
 source "$(dirname "$0")/check_common.sh"
 : "${KOKKOS_ROOT:?a CUDA-enabled Kokkos install}"
 export LD_LIBRARY_PATH=$KOKKOS_ROOT/lib:$KOKKOS_ROOT/lib64:/opt/ewdeps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
 for variant in "$@"; do
-  name=${variant%%=*} spec=${variant#*=}
-  groups=${spec%%:*} blocks=${spec#*:}
-  step "variant $name: $groups groups, $blocks blocks of 256 threads per SM"
+  name=${variant%%=*} defines=${variant#*=}
+  step "variant $name: $defines"
   bash tools/gpu/prepare.sh build-gpu-kokkos -DEW_ENABLE_KOKKOS=ON -DEW_ENABLE_HIGHWAY=OFF \
     -DKokkos_ROOT="$KOKKOS_ROOT" \
-    "-DCMAKE_CXX_FLAGS=-DEW_KOKKOS_ONE_REGISTER_GROUPS=$groups -DEW_KOKKOS_ONE_REGISTER_BLOCKS=$blocks" > /dev/null || exit 1
+    "-DCMAKE_CXX_FLAGS=$defines" > /dev/null || exit 1
   cmake --build build-gpu-kokkos -j 16 --target ew-roofline > "$out/variant-$name-build.log" 2>&1 ||
     { tail -30 "$out/variant-$name-build.log"; status=1; continue; }
   cuobjdump -res-usage build-gpu-kokkos/backends/kokkos/CMakeFiles/ew_backend_kokkos.dir/backend.cpp.o 2>&1 |

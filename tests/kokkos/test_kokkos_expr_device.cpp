@@ -228,6 +228,43 @@ TEST_F(KokkosExprLanes, AccumulatorEdges) {
   }
 }
 
+// The walks of files of one and two registers (relu, silu, clamp: two groups a thread),
+// checked to be those files, at sizes that end inside a group and past several threads'
+// strides, with head and tail, aligned and not.
+TEST_F(KokkosExprLanes, OneAndTwoRegisterFiles) {
+  for (DType t : {DType::f32, DType::f64}) {
+    const Expr a = input(0, t), b = input(1, t), s = param(0, t);
+    const std::vector<std::pair<Expr, int>> cases = {
+        {max(a, Expr(0.0)), 1},
+        {a * sigmoid(a), 1},
+        {min(max(s * a + b, Expr(-0.5)), Expr(0.5)), 2},
+        {max(a, b) * s - b, 2},
+    };
+    for (const auto& [expr, registers] : cases) {
+      GeneratedCase g;
+      g.input_dtype = {t, t};
+      g.param_dtype = {t};
+      g.params = {0.75};
+      g.outputs = {expr};
+      const Kernel k = compile(g.outputs);
+      detail::ExprCall probe{};
+      probe.program = &k.program();
+      ASSERT_EQ(detail::kokkos::plan_for_lanes(detail::kokkos::plan_for_device(probe, true)).registers, registers)
+          << to_string(t) << " " << expr.str();
+      const std::uint64_t seed = rng()();
+      ExprGenerator gen(seed);
+      for (std::int64_t threads : {1, 3, 64})
+        for (std::size_t n : {std::size_t(1), std::size_t(7), std::size_t(66), std::size_t(1001)})
+          for (bool misalign : {false, true}) {
+            const Outcome r = walk_and_compare(g, n, gen.engine(), DeviceShape::chosen, threads, misalign);
+            ASSERT_TRUE(r.mismatch.empty()) << to_string(t) << " " << expr.str() << ", n " << n << ", threads "
+                                            << threads << ", seed " << seed << "\n" << r.mismatch;
+            EXPECT_TRUE(r.lanes);
+          }
+    }
+  }
+}
+
 // More live values than the inline register file holds: the general shape, every time.
 TEST_P(KokkosExprPerElement, ManyLiveValues) {
   for (int count : {20, 40, 100}) {
