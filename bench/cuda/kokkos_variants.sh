@@ -4,9 +4,9 @@
 # definitions (the EW_KOKKOS_*_REGISTER_GROUPS and _BLOCKS overrides of
 # backends/kokkos/expr_device.hpp; GROUPS 0: those programs take the small-file walk) and
 # runs ew-roofline's expressions with kokkos beside cuda, the same run, warm, at $SIZES
-# (default 24,26,28). The register counts of the walk's kernels go with each
+# (default 24,26,28) with $ROOFLINE_ARGS (for example --expressions silu). The register counts of the walk's kernels go with each
 # variant's log (cuobjdump). KOKKOS_ROOT: a CUDA-enabled Kokkos install. Logs go to $OUT.
-# About 80 s a variant on an H200 host (the reconfigure rebuilds the C++ sources).
+# About 50 s a variant on an H200 host (the reconfigure rebuilds the C++ sources).
 # Usage, from the repository root:
 #   KOKKOS_ROOT=/opt/kokkos-cuda bash bench/cuda/kokkos_variants.sh \
 #     before="-DEW_KOKKOS_ONE_REGISTER_GROUPS=0" two="-DEW_KOKKOS_TWO_REGISTER_GROUPS=2"
@@ -27,7 +27,7 @@ for variant in "$@"; do
     sed -E 's/.*(LaneExprI[a-z]Li[0-9]+ELi[0-9]+E).*(REG:[0-9]+ STACK:[0-9]+).*/\1 \2/' | sort -u |
     tee "$out/variant-$name-registers.txt"
   build-gpu-kokkos/bench/roofline/ew-roofline --only-expressions --backends cuda,kokkos --sizes "${SIZES:-24,26,28}" \
-    --warm > "$out/variant-$name-roofline.txt" 2>&1 || status=1
+    --warm ${ROOFLINE_ARGS:-} > "$out/variant-$name-roofline.txt" 2>&1 || status=1
   sed -n '/^expr /,$p' "$out/variant-$name-roofline.txt"
 done
 exit $status
