@@ -9,8 +9,8 @@
 // thus computes V plan blocks at a time, combines them (a node of the canonical tree, V
 // being a power of two) and folds those nodes into its run: an aligned power-of-two run of
 // plan blocks, itself a node of the tree, written as one partial. Warps take runs in
-// grid-stride order and never wait for each other. The last CUDA block to finish (a
-// __threadfence and an atomic counter) combines the runs' partials by the tree, finishes
+// grid-stride order and never wait for each other. The last CUDA block to finish (an
+// acq_rel atomic counter) combines the runs' partials by the tree, finishes
 // (sqrt, Blue's scaling, rounding to the data's type) and writes the result.
 //
 // min/max: a warp takes a plan block at a time, a CUDA block an aligned run of them;
@@ -24,6 +24,7 @@
 // aligned power-of-two run of plan blocks is a node of the one tree. Every add and
 // multiply is __dadd_rn/__dmul_rn (plan::add/mul): no contraction, the same bits as
 // every CPU backend. The file is also compiled with --fmad=false.
+#include <cuda/atomic>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -349,19 +350,23 @@ __global__ void __launch_bounds__(threads_per_cta)
     for (int d = depth - 2; d >= 0; --d)
 #pragma unroll
       for (int c = 0; c < w; ++c) r[c] = plan::add(__shfl_sync(0xffffffffu, level[c], d), r[c]);
-    if (lane == 0) {
+    if (lane == 0)
 #pragma unroll
       for (int c = 0; c < w; ++c) partials[run * w + c] = r[c];
-      __threadfence();
-    }
   }
   __syncthreads();
 
-  // 2. The last CUDA block to finish combines the runs' partials.
-  if (threadIdx.x == 0) last = atomicAdd(&header->finished, 1u) == gridDim.x - 1;
+  // 2. The last CUDA block to finish combines the runs' partials. Thread 0's count is a
+  // release of every partial this CUDA block wrote (the barrier orders its warps' stores
+  // before it) and an acquire of every other block's (the barrier after it orders this
+  // block's loads after it): one acq_rel atomic instead of __threadfence, a sequentially
+  // consistent fence (MEMBAR.SC.GPU) after every run and again before the combine.
+  if (threadIdx.x == 0) {
+    ::cuda::atomic_ref<unsigned int, ::cuda::thread_scope_device> finished(header->finished);
+    last = finished.fetch_add(1u, ::cuda::memory_order_acq_rel) == gridDim.x - 1;
+  }
   __syncthreads();
   if (!last) return;
-  __threadfence();
   // Each thread first takes an aligned power-of-two range of partials (a node itself).
   std::size_t per = 1;
   while (per * threads_per_cta < runs) per *= 2;
