@@ -734,8 +734,10 @@ void run_lanes(const Exec& exec, const ExprCall& call, const DevicePlan& plan, c
   for (int k = 0; k < f.outputs; ++k) f.vector = f.vector && aligned(f.out[k]);
   // Blocks of 256 threads resident per SM: 2 at up to 128 registers a thread; 3 (at most 85)
   // for the one-group walk on a small file (doubles: a group is two elements) and for the
-  // one-register file (78-80 registers).
-  constexpr int blocks = R == 1 ? EW_KOKKOS_ONE_REGISTER_BLOCKS : R == 2 ? EW_KOKKOS_TWO_REGISTER_BLOCKS : U == 1 && R <= 4 ? 3 : 2;
+  // one-register file (78-80 registers); the two-register file takes 94-100.
+  constexpr int blocks = R == 1 ? EW_KOKKOS_ONE_REGISTER_BLOCKS
+                       : R == 2 ? EW_KOKKOS_TWO_REGISTER_BLOCKS
+                       : U == 1 && R <= 4 ? 3 : 2;
   // A grid of what stays resident: concurrency() counts every thread slot of the device
   // (2048 per SM on Cuda), of which `blocks` x 256 hold this kernel.
   if (max_threads <= 0) max_threads = std::max<std::int64_t>(1, static_cast<std::int64_t>(exec.concurrency()) * blocks / 8);

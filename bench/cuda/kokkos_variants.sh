@@ -4,8 +4,8 @@
 # definitions (the EW_KOKKOS_*_REGISTER_GROUPS and _BLOCKS overrides of
 # backends/kokkos/expr_device.hpp; GROUPS 0: those programs take the small-file walk) and
 # runs ew-roofline's expressions with kokkos beside cuda, the same run, warm, at $SIZES
-# (default 24,26,28) with $ROOFLINE_ARGS (for example --expressions silu). The register counts of the walk's kernels go with each
-# variant's log (cuobjdump). KOKKOS_ROOT: a CUDA-enabled Kokkos install. Logs go to $OUT.
+# (default 24,26,28) with $ROOFLINE_ARGS (for example --expressions silu). The register
+# counts of the walk's kernels go with each variant's log (cuobjdump). KOKKOS_ROOT: a CUDA-enabled Kokkos install. Logs go to $OUT.
 # About 50 s a variant on an H200 host (the reconfigure rebuilds the C++ sources).
 # Usage, from the repository root:
 #   KOKKOS_ROOT=/opt/kokkos-cuda bash bench/cuda/kokkos_variants.sh \
