@@ -699,6 +699,7 @@ auto as_argument(const Policy& policy) {
 #define EW_KOKKOS_ONE_REGISTER_BLOCKS 3
 #endif
 inline constexpr int one_register_groups = EW_KOKKOS_ONE_REGISTER_GROUPS;
+inline constexpr int one_register_blocks = EW_KOKKOS_ONE_REGISTER_BLOCKS;
 #ifndef EW_KOKKOS_TWO_REGISTER_GROUPS
 #define EW_KOKKOS_TWO_REGISTER_GROUPS 2
 #endif
@@ -706,6 +707,7 @@ inline constexpr int one_register_groups = EW_KOKKOS_ONE_REGISTER_GROUPS;
 #define EW_KOKKOS_TWO_REGISTER_BLOCKS 2
 #endif
 inline constexpr int two_register_groups = EW_KOKKOS_TWO_REGISTER_GROUPS;
+inline constexpr int two_register_blocks = EW_KOKKOS_TWO_REGISTER_BLOCKS;
 
 // Runs the call on `exec` by walking the program per element. Asynchronous on a device
 // space in the inline shape; the general shape fences before it returns (its Views).
@@ -735,8 +737,8 @@ void run_lanes(const Exec& exec, const ExprCall& call, const DevicePlan& plan, c
   // Blocks of 256 threads resident per SM: 2 at up to 128 registers a thread; 3 (at most 85)
   // for the one-group walk on a small file (doubles: a group is two elements) and for the
   // one-register file (78-80 registers); the two-register file takes 94-100.
-  constexpr int blocks = R == 1 ? EW_KOKKOS_ONE_REGISTER_BLOCKS
-                       : R == 2 ? EW_KOKKOS_TWO_REGISTER_BLOCKS
+  constexpr int blocks = R == 1 ? one_register_blocks
+                       : R == 2 ? two_register_blocks
                        : U == 1 && R <= 4 ? 3 : 2;
   // A grid of what stays resident: concurrency() counts every thread slot of the device
   // (2048 per SM on Cuda), of which `blocks` x 256 hold this kernel.
