@@ -1,5 +1,6 @@
 #include "expr.hpp"
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 
@@ -8,6 +9,7 @@
 #include "ew/version.hpp"
 #include "ew_internal/reduce_plan.hpp"
 #include "expr_cache.hpp"
+#include "expr_launch_tuning.hpp"
 #include "nvrtc.hpp"
 
 namespace ew::detail::cuda {
@@ -207,6 +209,10 @@ void ExprRunner::run_chunks(Known& known, const Program& p, const ExprCall& c, c
 
 namespace {
 
+// Read on every launch: atomics, not a lock (a call costs a few microseconds in all).
+std::atomic<int> tuned_bulk{0};
+std::atomic<std::size_t> tuned_bulk_target{0};
+
 cudaLaunchConfig_t launch_config(std::uint64_t blocks, std::size_t shared_bytes, cudaStream_t stream, bool dependent,
                                  cudaLaunchAttribute* attribute) {
   cudaLaunchConfig_t config{};
@@ -223,13 +229,26 @@ cudaLaunchConfig_t launch_config(std::uint64_t blocks, std::size_t shared_bytes,
 
 }  // namespace
 
+void set_expr_launch_tuning(const ExprLaunchTuning& t) {
+  if (t.bulk < -1 || t.bulk > 1)
+    throw Error(Errc::invalid_argument, "expression launch tuning: bulk " + std::to_string(t.bulk) + " is not -1, 0 or 1");
+  if (t.bulk_bytes_in_flight_per_sm > (std::size_t(228) << 10))
+    throw Error(Errc::invalid_argument, "expression launch tuning: " + std::to_string(t.bulk_bytes_in_flight_per_sm) +
+                                            " bytes in flight per SM is more than an SM's shared memory");
+  tuned_bulk.store(t.bulk, std::memory_order_relaxed);
+  tuned_bulk_target.store(t.bulk_bytes_in_flight_per_sm, std::memory_order_relaxed);
+}
+
 // Tiles of the bulk-copy kernel: the fewest elements per thread (1..32) for which the
-// input tiles of every resident block reach 48 KiB in flight per SM, within the default
-// dynamic shared memory limit: the rule of the hand-written bulk_kernel (bulk_tile_for).
-void ExprRunner::launch_bulk(Known& known, const CompiledExpr& kernel, ExprKernelArgs& args, cudaStream_t stream) {
+// input tiles of every resident block reach `target` bytes in flight per SM (48 KiB unless
+// tuned), within the default dynamic shared memory limit: the rule of the hand-written
+// bulk_kernel (bulk_tile_for).
+void ExprRunner::launch_bulk(Known& known, const CompiledExpr& kernel, ExprKernelArgs& args, std::size_t target,
+                             cudaStream_t stream) {
   const void* function = reinterpret_cast<const void*>(kernel.bulk);
   const std::size_t bytes_per_element = static_cast<std::size_t>(kernel.bulk_bytes_per_element);
-  if (known.bulk_tile == 0) {
+  if (known.bulk_tile == 0 || known.bulk_target != target) {
+    known.bulk_target = target;
     known.bulk_tile = kExprThreads / kernel.group;
     for (int per_thread = 1; per_thread <= 32; ++per_thread) {
       const std::size_t shared = std::size_t(kExprThreads) * per_thread * bytes_per_element;
@@ -238,7 +257,7 @@ void ExprRunner::launch_bulk(Known& known, const CompiledExpr& kernel, ExprKerne
       int blocks = 0;
       check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, function, kExprThreads, shared),
             "cudaOccupancyMaxActiveBlocksPerMultiprocessor (an expression's bulk-copy kernel)");
-      if (std::size_t(blocks) * shared >= kExprBulkBytesInFlightPerSm) break;
+      if (std::size_t(blocks) * shared >= target) break;
     }
   }
   int tile = known.bulk_tile;
@@ -262,8 +281,10 @@ void ExprRunner::launch(Known& known, const Program& p, ExprKernelArgs& args, co
   const int which = (args.vector_ok & all) == all ? 0 : 1;
   if (!known.kernel[which]) known.kernel[which] = &expr_kernel(p, which == 0, arch_);
   const CompiledExpr& kernel = *known.kernel[which];
-  if (kernel.bulk && major_ >= 9 && args.groups >= kExprBulkMinGroups) {
-    launch_bulk(known, kernel, args, stream);
+  const int bulk = tuned_bulk.load(std::memory_order_relaxed);
+  if (kernel.bulk && major_ >= 9 && (bulk > 0 || (bulk == 0 && args.groups >= kExprBulkMinGroups))) {
+    const std::size_t target = tuned_bulk_target.load(std::memory_order_relaxed);
+    launch_bulk(known, kernel, args, target ? target : kExprBulkBytesInFlightPerSm, stream);
     return;
   }
   const void* function = reinterpret_cast<const void*>(kernel.kernel);

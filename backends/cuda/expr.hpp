@@ -65,6 +65,7 @@ class ExprRunner {
     const CompiledExpr* kernel[2] = {};     // by alignment case: aligned, any
     int blocks_per_sm[2] = {};
     int bulk_tile = 0;  // groups per tile of the bulk-copy kernel; 0 until first needed
+    std::size_t bulk_target = 0;  // the bytes in flight per SM bulk_tile was sized for
     const CompiledExpr* reduce = nullptr;  // the fused reduction kernel, once needed
     int reduce_blocks_per_sm = 0;
   };
@@ -73,7 +74,8 @@ class ExprRunner {
   static bool host_resident(MemorySpace s) { return s == MemorySpace::host || s == MemorySpace::pinned; }
   void launch(Known& known, const Program& p, ExprKernelArgs& args, const int* in_size, const int* out_size,
               std::size_t n, cudaStream_t stream);
-  void launch_bulk(Known& known, const CompiledExpr& kernel, ExprKernelArgs& args, cudaStream_t stream);
+  void launch_bulk(Known& known, const CompiledExpr& kernel, ExprKernelArgs& args, std::size_t target,
+                   cudaStream_t stream);
   void run_chunks(Known& known, const Program& p, const ExprCall& c, const ExprKernelArgs& args, const int* in_size,
                   const int* out_size, char* const* region, std::size_t chunk, cudaStream_t stream);
   int sm_count_, major_, arch_;

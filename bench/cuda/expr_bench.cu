@@ -11,8 +11,13 @@
 // Last, the cost of an untagged operand (MemorySpace::unknown, which the backend classifies
 // with the driver on every call) against one tagged device, on ew::add and on the expression
 // a+b at 2^10, with the raw cost of the driver's and the runtime's pointer queries beside it.
+// --variants: the launch tunings of the generated kernel (backends/cuda/expr_launch_tuning.hpp:
+// the vector kernel or the bulk-copy kernel, and the bulk tiles' bytes in flight per SM) for
+// clamp, silu and add at 2^24..2^28, each next to cub with the same functor in the same run,
+// every result checked against cub's bits.
 // Usage: ew-cuda-expr-bench [--sizes FIRST:LAST] [--reps N] [--csv FILE]
 //        ew-cuda-expr-bench --call-cost   (only the call costs: per call, host side)
+//        ew-cuda-expr-bench --variants [--sizes FIRST:LAST] [--csv FILE]
 #include <cuda.h>  // the driver's types only: its function comes from cudaGetDriverEntryPoint*
 #include <cuda_runtime.h>
 #include <unistd.h>
@@ -31,6 +36,7 @@
 
 #include "ew/ew.hpp"
 #include "expr_functors.cuh"
+#include "expr_launch_tuning.hpp"  // backends/cuda: the launch hook (internal, not public API)
 
 namespace {
 
@@ -45,6 +51,7 @@ void check(cudaError_t e, const char* what) {
 // peer), through the kit every backend uses (no contraction).
 using ew::bench::functors::Add;
 using ew::bench::functors::Chain3;
+using ew::bench::functors::Clamp;
 using ew::bench::functors::Silu;
 
 struct Timer {
@@ -155,6 +162,63 @@ void sweep(ew::Context& gpu, cudaStream_t stream, int first, int last, int reps)
     row("chain3", dt, e, "expression", ex_chain, 4 * n * esz, cub_chain);
     row("chain3", dt, e, "unfused add,scale,add", unfused, 4 * n * esz, cub_chain);
     if (!same) throw std::runtime_error(std::string("results differ in bits at 2^") + std::to_string(e) + " " + dt);
+  }
+}
+
+// The generated kernel under each launch tuning against cub with the same functor, every
+// size stepping by one; the ratio column is cub's time over the variant's.
+template <class T>
+void variants(ew::Context& gpu, cudaStream_t stream, int first, int last, int reps) {
+  namespace tune = ew::detail::cuda;
+  struct Variant {
+    const char* name;
+    tune::ExprLaunchTuning tuning;
+  };
+  const Variant all[] = {{"default", {}},           {"vector kernel", {-1, 0}},   {"bulk 32 KiB/SM", {1, 32 << 10}},
+                         {"bulk 64 KiB/SM", {1, 64 << 10}}, {"bulk 96 KiB/SM", {1, 96 << 10}}, {"bulk 128 KiB/SM", {1, 128 << 10}}};
+  const char* dt = sizeof(T) == 4 ? "f32" : "f64";
+  Timer timer(stream);
+  const T s = T(0.75), lo = T(-0.5), hi = T(0.5);
+  const auto a_ = ew::input<T>(0), b_ = ew::input<T>(1);
+  const ew::Kernel add = ew::compile(std::vector<ew::Expr>{a_ + b_});
+  const ew::Kernel silu = ew::compile(std::vector<ew::Expr>{a_ * ew::sigmoid(a_)});
+  const ew::Kernel clamp =
+      ew::compile(std::vector<ew::Expr>{ew::min(ew::max(ew::param<T>(0) * a_ + b_, ew::param<T>(1)), ew::param<T>(2))});
+  for (int e = first; e <= last; ++e) {
+    const std::size_t n = std::size_t(1) << e;
+    const int r = std::max(3, std::min(reps, int((std::size_t(reps) << 20) / n)));
+    ew::Buffer<T> a(gpu, n), b(gpu, n), y(gpu, n), z(gpu, n);
+    fill_random(gpu, a, 1), fill_random(gpu, b, 2);
+    struct Case {
+      const char* name;
+      double bytes;
+      std::function<void()> peer, fused;
+    };
+    const Case cases[] = {
+        {"add", 3.0 * n * sizeof(T),
+         [&] { check(cub::DeviceTransform::Transform(::cuda::std::make_tuple(a.data(), b.data()), y.data(), n, Add<T>{}, stream), "cub add"); },
+         [&] { add(gpu, {a.span(), b.span()}, {z.span()}); }},
+        {"clamp", 3.0 * n * sizeof(T),
+         [&] {
+           check(cub::DeviceTransform::Transform(::cuda::std::make_tuple(a.data(), b.data()), y.data(), n, Clamp<T>{s, lo, hi}, stream),
+                 "cub clamp");
+         },
+         [&] { clamp(gpu, {a.span(), b.span()}, {z.span()}, {double(s), double(lo), double(hi)}); }},
+        {"silu", 2.0 * n * sizeof(T), [&] { check(cub::DeviceTransform::Transform(a.data(), y.data(), n, Silu<T>{}, stream), "cub silu"); },
+         [&] { silu(gpu, {a.span()}, {z.span()}); }},
+    };
+    for (const Case& c : cases) {
+      const double peer = timer.time(c.peer, r);
+      row(c.name, dt, e, "cub::DeviceTransform", peer, c.bytes, peer);
+      for (const Variant& v : all) {
+        tune::set_expr_launch_tuning(v.tuning);
+        check(cudaMemsetAsync(z.data(), 0xff, n * sizeof(T), stream), "poison");
+        const double us = timer.time(c.fused, r);
+        tune::set_expr_launch_tuning({});
+        if (!same_bits(y, z)) throw std::runtime_error(std::string(c.name) + " " + v.name + ": bits differ from cub's");
+        row(c.name, dt, e, v.name, us, c.bytes, peer);
+      }
+    }
   }
 }
 
@@ -276,14 +340,16 @@ int main(int argc, char** argv) {
       return 0;
     }
     int first = 10, last = 28, reps = 200;
+    bool only_variants = false;
     std::string csv_path;
     for (int i = 1; i < argc; ++i) {
       const std::string a = argv[i];
       if (a == "--sizes" && i + 1 < argc) std::sscanf(argv[++i], "%d:%d", &first, &last);
       else if (a == "--reps" && i + 1 < argc) reps = std::atoi(argv[++i]);
       else if (a == "--csv" && i + 1 < argc) csv_path = argv[++i];
+      else if (a == "--variants") only_variants = true;
       else {
-        std::fprintf(stderr, "usage: ew-cuda-expr-bench [--sizes FIRST:LAST] [--reps N] [--csv FILE] | --call-cost\n");
+        std::fprintf(stderr, "usage: ew-cuda-expr-bench [--sizes FIRST:LAST] [--reps N] [--csv FILE] [--variants] | --call-cost\n");
         return 2;
       }
     }
@@ -300,6 +366,12 @@ int main(int argc, char** argv) {
       csv = std::fopen(csv_path.c_str(), "w");
       if (!csv) throw std::runtime_error("cannot write " + csv_path);
       std::fprintf(csv, "expression,dtype,log2n,method,us,GBps,ratio\n");
+    }
+    if (only_variants) {
+      variants<float>(gpu, stream, std::max(first, 24), last, reps);
+      variants<double>(gpu, stream, std::max(first, 24), last, reps);
+      if (csv) std::fclose(csv);
+      return 0;
     }
     sweep<float>(gpu, stream, first, last, reps);
     sweep<double>(gpu, stream, first, last, reps);

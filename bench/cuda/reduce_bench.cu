@@ -19,7 +19,12 @@
 // in flight, run size, grid cap), in the device-result form, for f32/f64 sum and dot at
 // 2^20, 2^24 and 2^28 (or --sizes), next to cub, cuBLAS and the atomic variant in the same
 // run; every tuning's value must have the default's bits (exit 1 otherwise).
-//   ew-cuda-reduce-bench [--sizes 20..28] [--reps 30] [--csv FILE] [--device-result | --sweep]
+//
+// --cold (with --device-result): each call of a batch reads other copies of the arrays than the
+// calls just before it, at least three L2 sizes away, so that no method finds its operands in
+// L2 from an earlier call (back to back on one array, what stays in L2 depends on each
+// method's reading order once the arrays are near the L2's size, 2^24..2^25 of f32).
+//   ew-cuda-reduce-bench [--sizes 20..28] [--reps 30] [--csv FILE] [--device-result [--cold] | --sweep]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -160,15 +165,22 @@ void print_timed(const std::vector<Timed>& rows, What w, const char* dtype, std:
 }
 
 // The library (default tuning, or each of `tunings`) and the device peers, device-result form.
+// `copies` copies of x and y lie one after the other, n elements apart; call k reads copy
+// k % copies (1: every call reads the same arrays).
 template <class T>
-bool run_device(ew::Context& ctx, What w, std::size_t n, int reps, const T* x, const T* y, T* result, FILE* csv,
-                const std::vector<std::pair<std::string, ew::detail::cuda::ReduceTuning>>& tunings) {
+bool run_device(ew::Context& ctx, What w, std::size_t n, int reps, const T* x, const T* y, std::size_t copies,
+                T* result, FILE* csv, const std::vector<std::pair<std::string, ew::detail::cuda::ReduceTuning>>& tunings) {
   namespace tune = ew::detail::cuda;
   const auto stream = static_cast<cudaStream_t>(ctx.native_stream());
-  const ew::Span<const T> xs(x, n, ew::MemorySpace::device), ys(y, n, ew::MemorySpace::device);
+  std::size_t call = 0;
+  const auto next = [&] { return (call++ % copies) * n; };
   std::vector<Timed> rows;
   tune::set_reduce_tuning({});
-  const auto ours = [&] { ew_enqueue<T>(ctx, w, xs, ys, result); };
+  const auto ours = [&] {
+    const std::size_t at = next();
+    ew_enqueue<T>(ctx, w, ew::Span<const T>(x + at, n, ew::MemorySpace::device),
+                  ew::Span<const T>(y + at, n, ew::MemorySpace::device), result);
+  };
   double seconds = time_enqueued(ours, stream, reps);
   const T reference = read_result(result, stream);
   rows.push_back({"ew cuda (default)", seconds, static_cast<double>(reference), true, true});
@@ -184,11 +196,17 @@ bool run_device(ew::Context& ctx, What w, std::size_t n, int reps, const T* x, c
   tune::set_reduce_tuning({});
   for (const ew::bench::DeviceReducePeer& p : ew::bench::cuda_reduce_device_peers())
     if (p.supports(w, ew::dtype_v<T>, n)) {
-      seconds = time_enqueued([&] { p.enqueue(w, ew::dtype_v<T>, n, x, y, result, stream); }, stream, reps);
+      seconds = time_enqueued(
+          [&] {
+            const std::size_t at = next();
+            p.enqueue(w, ew::dtype_v<T>, n, x + at, y + at, result, stream);
+          },
+          stream, reps);
       rows.push_back({p.name, seconds, static_cast<double>(read_result(result, stream)), false, false});
     }
   const double bytes = static_cast<double>(n) * sizeof(T) * (w == What::dot ? 2 : 1);
-  print_timed(rows, w, sizeof(T) == 4 ? "f32" : "f64", n, bytes, csv, tunings.empty() ? "device-result" : "sweep");
+  print_timed(rows, w, sizeof(T) == 4 ? "f32" : "f64", n, bytes, csv,
+              !tunings.empty() ? "sweep" : copies > 1 ? "device-result-cold" : "device-result");
   return same;
 }
 
@@ -222,25 +240,41 @@ std::vector<std::pair<std::string, ew::detail::cuda::ReduceTuning>> sweep_tuning
   return out;
 }
 
+// Copies of an n-element array, one after the other, so that the ones read just before a
+// call span three L2 sizes (1 when the array alone does).
+std::size_t cold_copies(std::size_t bytes, std::size_t l2_bytes) { return std::max<std::size_t>(1, (3 * l2_bytes + bytes - 1) / bytes); }
+
 template <class T>
-bool sweep(ew::Context& ctx, const std::vector<int>& exponents, int reps, FILE* csv, bool device_result, bool tunings) {
-  const std::size_t max_n = std::size_t(1) << *std::max_element(exponents.begin(), exponents.end());
-  ew::Buffer<T> x(ctx, max_n), y(ctx, max_n), result(ctx, 1);
+bool sweep(ew::Context& ctx, const std::vector<int>& exponents, int reps, FILE* csv, bool device_result, bool tunings,
+           bool cold) {
+  int sm_count = 0, device = 0, l2 = 0;
+  check(cudaGetDevice(&device), "cudaGetDevice");
+  check(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
+  check(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device), "cudaDeviceGetAttribute");
+  std::size_t max_n = 0, pool = 0;
+  for (int e : exponents) {
+    const std::size_t n = std::size_t(1) << e;
+    max_n = std::max(max_n, n);
+    pool = std::max(pool, n * (cold ? cold_copies(n * sizeof(T), std::size_t(l2)) : 1));
+  }
+  ew::Buffer<T> x(ctx, pool), y(ctx, pool), result(ctx, 1);
   std::vector<T> host(max_n);
   for (std::size_t i = 0; i < max_n; ++i) host[i] = static_cast<T>((i * 2654435761u % 1000) * 0.001 - 0.5);
   x.upload(host.data(), max_n);
   for (std::size_t i = 0; i < max_n; ++i) host[i] = static_cast<T>((i * 40503u % 1000) * 0.001 - 0.25);
   y.upload(host.data(), max_n);
-  int sm_count = 0, device = 0;
-  check(cudaGetDevice(&device), "cudaGetDevice");
-  check(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
   bool same = true;
   for (int e : exponents) {
     const std::size_t n = std::size_t(1) << e;
+    const std::size_t copies = cold ? cold_copies(n * sizeof(T), std::size_t(l2)) : 1;
+    for (std::size_t c = 1; c < copies; ++c) {  // every copy holds the first n elements: the same value each call
+      check(cudaMemcpy(x.data() + c * n, x.data(), n * sizeof(T), cudaMemcpyDeviceToDevice), "cudaMemcpy");
+      check(cudaMemcpy(y.data() + c * n, y.data(), n * sizeof(T), cudaMemcpyDeviceToDevice), "cudaMemcpy");
+    }
     for (What w : ew::bench::all_reductions) {
       if (tunings && w == What::norm2) continue;
       if (tunings || device_result)
-        same &= run_device<T>(ctx, w, n, reps, x.data(), y.data(), result.data(), csv,
+        same &= run_device<T>(ctx, w, n, reps, x.data(), y.data(), copies, result.data(), csv,
                               tunings ? sweep_tunings<T>(n, sm_count)
                                       : std::vector<std::pair<std::string, ew::detail::cuda::ReduceTuning>>{});
       else
@@ -254,7 +288,7 @@ bool sweep(ew::Context& ctx, const std::vector<int>& exponents, int reps, FILE* 
 
 int main(int argc, char** argv) {
   int lo = 20, hi = 28, reps = 30;
-  bool device_result = false, tunings = false, sizes_given = false;
+  bool device_result = false, tunings = false, sizes_given = false, cold = false;
   const char* csv_path = nullptr;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -268,10 +302,12 @@ int main(int argc, char** argv) {
       device_result = true;
     } else if (a == "--sweep") {
       tunings = true;
+    } else if (a == "--cold") {
+      cold = true;
     } else {
       std::fprintf(stderr,
                    "usage: ew-cuda-reduce-bench [--sizes LO..HI (log2, 0..31)] [--reps N] [--csv FILE] "
-                   "[--device-result | --sweep]\n");
+                   "[--device-result [--cold] | --sweep]\n");
       return a == "--help" ? 0 : 2;
     }
   }
@@ -282,13 +318,19 @@ int main(int argc, char** argv) {
   try {
     ew::Context ctx(ew::Backend::cuda);
     std::printf("ew-cuda-reduce-bench: %s\n", ew::backend_status(ew::Backend::cuda).detail.c_str());
+    if (cold && (tunings || !device_result)) {
+      std::fprintf(stderr, "ew-cuda-reduce-bench: --cold goes with --device-result\n");
+      return 2;
+    }
     std::printf("form: %s\n", tunings ? "sweep of the kernel's tunings, device-resident results, batches of 20 calls"
-                              : device_result ? "device-resident results, batches of 20 calls timed with CUDA events"
+                              : device_result ? (cold ? "device-resident results, batches of 20 calls timed with CUDA events, "
+                                                        "each call on copies of the arrays away from L2"
+                                                      : "device-resident results, batches of 20 calls timed with CUDA events")
                                               : "value on the host after every call, steady_clock per call");
     FILE* csv = csv_path ? std::fopen(csv_path, "w") : nullptr;
     if (csv) std::fprintf(csv, "reduction,dtype,n,method,form,seconds,gbps,value,bits_vs_default\n");
-    bool same = sweep<float>(ctx, exponents, reps, csv, device_result, tunings);
-    same &= sweep<double>(ctx, exponents, reps, csv, device_result, tunings);
+    bool same = sweep<float>(ctx, exponents, reps, csv, device_result, tunings, cold);
+    same &= sweep<double>(ctx, exponents, reps, csv, device_result, tunings, cold);
     if (csv) std::fclose(csv);
     if (!same) {
       std::fprintf(stderr, "ew-cuda-reduce-bench: a tuning gave other bits than the default\n");
