@@ -260,9 +260,13 @@ class CudaBackend final : public BackendImpl {
 
   ExprRunner& expr_runner() {
     if (!expr_) {
-      int minor = 0;
+      int minor = 0, clock_khz = 0, bus_bits = 0;
       check(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device_), "cudaDeviceGetAttribute");
-      expr_ = std::make_unique<ExprRunner>(shape_.sm_count, shape_.major, minor, staging_bytes_);
+      // The memory's peak: two transfers a clock over the bus (0 where a GPU reports neither).
+      check(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrMemoryClockRate, device_), "cudaDeviceGetAttribute");
+      check(cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, device_), "cudaDeviceGetAttribute");
+      const double peak = 2.0 * clock_khz * 1e3 * bus_bits / 8;
+      expr_ = std::make_unique<ExprRunner>(shape_.sm_count, shape_.major, minor, peak, staging_bytes_);
     }
     return *expr_;
   }

@@ -1,6 +1,8 @@
 #include "expr.hpp"
 
+#include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <memory>
 #include <mutex>
 
@@ -104,8 +106,12 @@ const CompiledExpr& expr_reduce_kernel(const Program& p, int arch) {
   });
 }
 
-ExprRunner::ExprRunner(int sm_count, int major, int minor, std::size_t staging_bytes)
-    : sm_count_(sm_count), major_(major), arch_(major * 10 + minor), staging_bytes_(staging_bytes) {}
+ExprRunner::ExprRunner(int sm_count, int major, int minor, double peak_bytes_per_second, std::size_t staging_bytes)
+    : sm_count_(sm_count),
+      major_(major),
+      arch_(major * 10 + minor),
+      bulk_bytes_in_flight_(default_expr_bulk_bytes_in_flight(peak_bytes_per_second, sm_count)),
+      staging_bytes_(staging_bytes) {}
 
 ExprRunner::~ExprRunner() {
   if (scratch_) cudaFree(scratch_);
@@ -229,6 +235,16 @@ cudaLaunchConfig_t launch_config(std::uint64_t blocks, std::size_t shared_bytes,
 
 }  // namespace
 
+std::size_t default_expr_bulk_bytes_in_flight(double peak_bytes_per_second, int sm_count) {
+  constexpr double reference_per_sm = 3352e9 / 132;  // an H100 SXM's peak over its SMs
+  constexpr std::size_t floor = std::size_t(48) << 10, ceiling = std::size_t(96) << 10;
+  if (!(peak_bytes_per_second > 0) || sm_count < 1) return floor;
+  const double scaled = double(floor) * (peak_bytes_per_second / sm_count) / reference_per_sm;
+  if (!(scaled < double(ceiling))) return ceiling;
+  const std::size_t kib = static_cast<std::size_t>(std::ceil(scaled / 1024));
+  return std::max(floor, kib << 10);
+}
+
 void set_expr_launch_tuning(const ExprLaunchTuning& t) {
   if (t.bulk < -1 || t.bulk > 1)
     throw Error(Errc::invalid_argument, "expression launch tuning: bulk " + std::to_string(t.bulk) + " is not -1, 0 or 1");
@@ -240,9 +256,9 @@ void set_expr_launch_tuning(const ExprLaunchTuning& t) {
 }
 
 // Tiles of the bulk-copy kernel: the fewest elements per thread (1..32) for which the
-// input tiles of every resident block reach `target` bytes in flight per SM (48 KiB unless
-// tuned), within the default dynamic shared memory limit: the rule of the hand-written
-// bulk_kernel (bulk_tile_for).
+// input tiles of every resident block reach `target` bytes in flight per SM
+// (default_expr_bulk_bytes_in_flight unless tuned), within the default dynamic shared memory
+// limit: the rule of the hand-written bulk_kernel (bulk_tile_for), whose target stays 48 KiB.
 void ExprRunner::launch_bulk(Known& known, const CompiledExpr& kernel, ExprKernelArgs& args, std::size_t target,
                              cudaStream_t stream) {
   const void* function = reinterpret_cast<const void*>(kernel.bulk);
@@ -284,7 +300,7 @@ void ExprRunner::launch(Known& known, const Program& p, ExprKernelArgs& args, co
   const int bulk = tuned_bulk.load(std::memory_order_relaxed);
   if (kernel.bulk && major_ >= 9 && (bulk > 0 || (bulk == 0 && args.groups >= kExprBulkMinGroups))) {
     const std::size_t target = tuned_bulk_target.load(std::memory_order_relaxed);
-    launch_bulk(known, kernel, args, target ? target : kExprBulkBytesInFlightPerSm, stream);
+    launch_bulk(known, kernel, args, target ? target : bulk_bytes_in_flight_, stream);
     return;
   }
   const void* function = reinterpret_cast<const void*>(kernel.kernel);

@@ -19,11 +19,10 @@
 namespace ew::detail::cuda {
 
 // The bulk-copy kernel's policy, as the hand-written one's (kernels.cu, kernels.cuh): from
-// 2^20 groups on (below, the vector kernel was as fast or faster), 48 KiB of input tiles
-// in flight per SM, at most 47 KiB of dynamic shared memory (the default limit is 48 KiB
-// with the static barrier included).
+// 2^20 groups on (below, the vector kernel was as fast or faster), at most 47 KiB of dynamic
+// shared memory (the default limit is 48 KiB with the static barrier included); its bytes
+// in flight per SM follow the GPU's bandwidth (expr_launch_tuning.hpp).
 inline constexpr std::uint64_t kExprBulkMinGroups = std::uint64_t(1) << 20;
-inline constexpr std::size_t kExprBulkBytesInFlightPerSm = 48 << 10;
 inline constexpr std::size_t kExprBulkMaxSharedBytes = 47 << 10;
 
 // A loaded kernel; unloads its library when destroyed.
@@ -43,7 +42,8 @@ struct CompiledExpr {
 // Kernel already compiled costs a pointer lookup, not a hash of its text.
 class ExprRunner {
  public:
-  ExprRunner(int sm_count, int major, int minor, std::size_t staging_bytes);
+  // peak_bytes_per_second: the memory's peak (0 if unknown), which sizes the bulk tiles.
+  ExprRunner(int sm_count, int major, int minor, double peak_bytes_per_second, std::size_t staging_bytes);
   ~ExprRunner();
   ExprRunner(const ExprRunner&) = delete;
   ExprRunner& operator=(const ExprRunner&) = delete;
@@ -79,6 +79,7 @@ class ExprRunner {
   void run_chunks(Known& known, const Program& p, const ExprCall& c, const ExprKernelArgs& args, const int* in_size,
                   const int* out_size, char* const* region, std::size_t chunk, cudaStream_t stream);
   int sm_count_, major_, arch_;
+  std::size_t bulk_bytes_in_flight_;  // per SM, the bulk tiles' default target
   std::size_t staging_bytes_;
   void* scratch_ = nullptr;  // device staging of host-resident operands (ContextOptions::staging_bytes)
   std::unordered_map<const Program*, Known> known_;

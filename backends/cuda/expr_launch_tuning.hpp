@@ -13,6 +13,15 @@ struct ExprLaunchTuning {
   std::size_t bulk_bytes_in_flight_per_sm = 0;  // the bulk tile rule's target; 0: the default
 };
 
+// The bulk-copy kernel's default bytes of input tiles in flight per SM on a GPU whose memory
+// peaks at `peak_bytes_per_second` over `sm_count` SMs. By Little's law the bytes an SM must
+// keep in flight grow with the bandwidth it must sustain: 48 KiB (cub::DeviceTransform's
+// sm_90 target) at an H100's 3352 GB/s over 132 SMs, where it measured best, scaled by this
+// GPU's peak per SM (an H200's 4.9 TB/s: 70 KiB) and kept within 48..96 KiB; 48 KiB when
+// the peak is not known (0). docs/PERFORMANCE.md, "Bytes in flight of the generated bulk
+// kernel", has the sweep on both GPUs.
+std::size_t default_expr_bulk_bytes_in_flight(double peak_bytes_per_second, int sm_count);
+
 // Benchmarks and tests (not public API): every later launch uses `tuning` (all zero restores
 // the defaults). Throws ew::Error(invalid_argument) for a `bulk` outside -1..1 or a target
 // above 228 KiB (an SM's shared memory).

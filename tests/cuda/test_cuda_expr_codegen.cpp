@@ -18,6 +18,7 @@
 #include "codegen.hpp"
 #include "expr/expr_gen.hpp"
 #include "expr_cache.hpp"
+#include "expr_launch_tuning.hpp"
 #include "ew/ew.hpp"
 #include "ew_internal/program.hpp"
 #include "nvrtc.hpp"
@@ -197,6 +198,27 @@ TEST(CudaExprCodegen, ConstantsKeepTheirBits) {
   EXPECT_NE(s.find("__int_as_float(0x80000000u)"), std::string::npos) << "-0.0f";
   EXPECT_NE(s.find("__longlong_as_double(0x3fb999999999999aull)"), std::string::npos) << "0.1";
   EXPECT_EQ(s.find('@'), std::string::npos) << "a placeholder of the skeleton was left";
+}
+
+// The bulk tiles' bytes in flight follow the bandwidth per SM: cub's 48 KiB at an H100's,
+// more on an H200, never below 48 KiB or above 96 KiB, 48 KiB when the peak is unknown; the
+// tuning hook refuses what it cannot mean.
+TEST(CudaExprLaunch, BulkBytesInFlightFollowTheBandwidthPerSm) {
+  EXPECT_EQ(default_expr_bulk_bytes_in_flight(3352e9, 132), std::size_t(48) << 10);   // H100 SXM
+  EXPECT_EQ(default_expr_bulk_bytes_in_flight(4814e9, 132), std::size_t(69) << 10);   // H200
+  EXPECT_EQ(default_expr_bulk_bytes_in_flight(1555e9, 108), std::size_t(48) << 10);   // A100 40GB: the floor
+  EXPECT_EQ(default_expr_bulk_bytes_in_flight(8000e9, 132), std::size_t(96) << 10);   // the ceiling
+  EXPECT_EQ(default_expr_bulk_bytes_in_flight(0, 132), std::size_t(48) << 10);
+  EXPECT_EQ(default_expr_bulk_bytes_in_flight(4814e9, 0), std::size_t(48) << 10);
+  for (const ExprLaunchTuning bad : {ExprLaunchTuning{2, 0}, ExprLaunchTuning{-2, 0}, ExprLaunchTuning{0, std::size_t(229) << 10}}) {
+    try {
+      set_expr_launch_tuning(bad);
+      ADD_FAILURE() << "accepted bulk " << bad.bulk << ", " << bad.bulk_bytes_in_flight_per_sm << " bytes";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), Errc::invalid_argument) << e.what();
+    }
+  }
+  set_expr_launch_tuning({});
 }
 
 TEST(CudaNvrtc, CompileErrorIsDeviceErrorWithTheLog) {
