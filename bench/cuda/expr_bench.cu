@@ -13,7 +13,7 @@
 // a+b at 2^10, with the raw cost of the driver's and the runtime's pointer queries beside it.
 // --variants: the launch tunings of the generated kernel (backends/cuda/expr_launch_tuning.hpp:
 // the vector kernel or the bulk-copy kernel, and the bulk tiles' bytes in flight per SM) for
-// add and ew-roofline's five expressions at 2^24..2^28, each next to cub with the same functor
+// add and ew-roofline's five expressions at 2^20..2^28 (--sizes, from 2^20), each next to cub with the same functor
 // in the same run, every result checked against cub's bits.
 // Usage: ew-cuda-expr-bench [--sizes FIRST:LAST] [--reps N] [--csv FILE]
 //        ew-cuda-expr-bench --call-cost   (only the call costs: per call, host side)
@@ -388,8 +388,8 @@ int main(int argc, char** argv) {
       std::fprintf(csv, "expression,dtype,log2n,method,us,GBps,ratio\n");
     }
     if (only_variants) {
-      variants<float>(gpu, stream, std::max(first, 24), last, reps, every_variant);
-      variants<double>(gpu, stream, std::max(first, 24), last, reps, every_variant);
+      variants<float>(gpu, stream, std::max(first, 20), last, reps, every_variant);
+      variants<double>(gpu, stream, std::max(first, 20), last, reps, every_variant);
       if (csv) std::fclose(csv);
       return 0;
     }
