@@ -141,31 +141,31 @@ static_assert(sizeof(Args) == @ARGS_SIZE@, "Args differs from the host's ExprKer
 // 16-bit storage with the bits of the library's conversions (ew/detail/float16_bits.hpp,
 // pasted above: the CPU backends'). Numbers go through the hardware's converts, which are
 // exact when widening and round to nearest even (overflow to inf, subnormal results) when
-// narrowing, as those functions do; a NaN, which cvt replaces by its own, goes through those
-// functions themselves (quiet, its sign and payload kept), on a branch that numbers never
-// take. With the integer functions for every element, 16-bit expressions ran at 0.5-0.8x
-// cub's functor on CUDA's converts (H100, 2026-11-23); now 0.8-1.0x, the rest being the NaN test.
+// narrowing, as those functions do; a NaN is rebuilt from its bits as they build it (quiet,
+// its sign and payload kept), since cvt gives its own NaN. With the integer functions,
+// tens of instructions per element, 16-bit expressions ran at 0.5-0.8x cub's functor on
+// CUDA's converts (H100, 2026-11-23); now 0.8-1.0x, the rest being the NaN rebuild.
 __device__ __forceinline__ float ew_to_float_f16(unsigned short h) {
-  if ((h & 0x7fffu) > 0x7c00u) return __uint_as_float(ew::float16_detail::f16_to_f32_bits(h));
   float f;
   asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
-  return f;
+  const unsigned nan = (unsigned(h) & 0x8000u) << 16 | 0x7fc00000u | (unsigned(h) & 0x3ffu) << 13;
+  return (h & 0x7fffu) > 0x7c00u ? __uint_as_float(nan) : f;
 }
 __device__ __forceinline__ float ew_to_float_bf16(unsigned short h) { return __uint_as_float(ew::float16_detail::bf16_to_f32_bits(h)); }
 __device__ __forceinline__ unsigned short ew_from_float_f16(float x) {
-  const unsigned b = __float_as_uint(x);
-  if ((b & 0x7fffffffu) > 0x7f800000u) return ew::float16_detail::narrow_bits<5, 10>(b);
   unsigned short h;
   asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(x));
-  return h;
+  const unsigned b = __float_as_uint(x);
+  const unsigned short nan = (unsigned short)((b >> 16 & 0x8000u) | 0x7e00u | (b >> 13 & 0x3ffu));
+  return (b & 0x7fffffffu) > 0x7f800000u ? nan : h;
 }
 __device__ __forceinline__ unsigned short ew_from_float_bf16(float x) {
 #if __CUDA_ARCH__ >= 800
-  const unsigned b = __float_as_uint(x);
-  if ((b & 0x7fffffffu) > 0x7f800000u) return ew::float16_detail::narrow_bits<8, 7>(b);
   unsigned short h;
   asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(x));
-  return h;
+  const unsigned b = __float_as_uint(x);
+  const unsigned short nan = (unsigned short)((b >> 16 & 0x807fu) | 0x7fc0u);
+  return (b & 0x7fffffffu) > 0x7f800000u ? nan : h;
 #else
   return ew::float16_detail::narrow_bits<8, 7>(__float_as_uint(x));
 #endif
