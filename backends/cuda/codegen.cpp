@@ -146,9 +146,10 @@ static_assert(sizeof(Args) == @ARGS_SIZE@, "Args differs from the host's ExprKer
 // tens of instructions per element, 16-bit expressions ran at 0.5-0.8x cub's functor on
 // CUDA's converts (H100, 2026-11-23); now 0.8-1.0x, the rest being the NaN rebuild.
 // The NaN bits are written out here, as selects, rather than taken from those functions on
-// a branch: that branch form cost 10-30 % on relu, silu and clamp in f16 and bf16 (H200,
-// 2026-11-24, bench/cuda/results/h200-2026-11-24-nan-branch/). tests/expr's
-// cuda/ExprFloat16Backends checks both against the functions on every 16-bit pattern.
+// a branch: that branch form lost 10-31 % against cub on relu, silu and clamp in f16 and bf16
+// and gained 9-10 % on f16 dot4 and chain3 (H200, 2026-11-24, two runs; raw
+// bench/cuda/results/h200-2026-11-24-nan-branch/). tests/expr's cuda/ExprFloat16Backends
+// checks these bits against the scalar backend's (those functions) on every 16-bit pattern.
 __device__ __forceinline__ float ew_to_float_f16(unsigned short h) {
   float f;
   asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
