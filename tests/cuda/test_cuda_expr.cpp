@@ -18,6 +18,7 @@
 #include "cuda_test_support.hpp"
 #include "expr.hpp"
 #include "expr_cache.hpp"
+#include "expr_launch_tuning.hpp"
 #include "ew/ew.hpp"
 #include "ew_internal/program.hpp"
 
@@ -104,6 +105,53 @@ TEST_F(CudaExpr, LargeArraysBothKernelsSameBitsAsScalar) {
     }
     if (offset) {
       ASSERT_TRUE(is_poison(got0[0])) << "written before the output";
+    }
+  }
+}
+
+// Every launch tuning gives the same bits: the vector kernel, and the bulk-copy kernel forced
+// at every size (tiles from one group to past the array, the last one short) with targets
+// from below the default to an SM's shared memory; poisoned outputs, sizes across the tile
+// edges, two inputs with params (clamp) and one double (silu).
+TEST_F(CudaExpr, EveryLaunchTuningSameBitsAsScalar) {
+  namespace tune = ew::detail::cuda;
+  struct Reset {
+    ~Reset() { tune::set_expr_launch_tuning({}); }
+  } reset;
+  Context gpu(Backend::cuda), scalar(Backend::scalar);
+  const Expr a = input<float>(0), b = input<float>(1), x = input<double>(0);
+  const Kernel clamp = compile({min(max(param<float>(0) * a + b, param<float>(1)), param<float>(2))});
+  const Kernel silu = compile({x * sigmoid(x)});
+  const std::size_t kib = 1024;
+  const tune::ExprLaunchTuning tunings[] = {{0, 0},        {-1, 0},        {1, 0},         {1, 16 * kib},
+                                            {1, 69 * kib}, {1, 96 * kib}, {1, 228 * kib}};
+  for (std::size_t n : {std::size_t(1), std::size_t(5), std::size_t(1000), std::size_t(65537), (std::size_t(1) << 20) + 3}) {
+    const std::vector<float> ha = random_vector<float>(n), hb = random_vector<float>(n);
+    const std::vector<double> hx = random_vector<double>(n);
+    std::vector<float> want_clamp(n, poison<float>());
+    std::vector<double> want_silu(n, poison<double>());
+    clamp(scalar, {ha, hb}, {want_clamp}, {0.75, -0.5, 0.5});
+    silu(scalar, {hx}, {want_silu});
+    Buffer<float> da(gpu, n), db(gpu, n), dy(gpu, n);
+    Buffer<double> dx(gpu, n), dz(gpu, n);
+    da.upload(ha.data(), n), db.upload(hb.data(), n), dx.upload(hx.data(), n);
+    for (const tune::ExprLaunchTuning& t : tunings) {
+      tune::set_expr_launch_tuning(t);
+      const std::vector<float> pf(n, poison<float>());
+      const std::vector<double> pd(n, poison<double>());
+      dy.upload(pf.data(), n), dz.upload(pd.data(), n);
+      clamp(gpu, {Span<const float>(da.data(), n, da.space()), Span<const float>(db.data(), n, db.space())}, {dy.span()},
+            {0.75, -0.5, 0.5});
+      silu(gpu, {Span<const double>(dx.data(), n, dx.space())}, {dz.span()});
+      std::vector<float> got_clamp(n);
+      std::vector<double> got_silu(n);
+      dy.download(got_clamp.data(), n), dz.download(got_silu.data(), n);
+      for (std::size_t i = 0; i < n; ++i) {
+        ASSERT_TRUE(same_bits(got_clamp[i], want_clamp[i]))
+            << "clamp, n=" << n << " bulk " << t.bulk << " target " << t.bulk_bytes_in_flight_per_sm << " element " << i;
+        ASSERT_TRUE(same_bits(got_silu[i], want_silu[i]))
+            << "silu, n=" << n << " bulk " << t.bulk << " target " << t.bulk_bytes_in_flight_per_sm << " element " << i;
+      }
     }
   }
 }
