@@ -17,7 +17,7 @@ struct ExprLaunchTuning {
 // peaks at `peak_bytes_per_second` over `sm_count` SMs. By Little's law the bytes an SM must
 // keep in flight grow with the bandwidth it must sustain: 48 KiB (cub::DeviceTransform's
 // sm_90 target) at an H100's 3352 GB/s over 132 SMs, where it measured best, scaled by this
-// GPU's peak per SM (an H200's 4.9 TB/s: 70 KiB) and kept within 48..96 KiB; 48 KiB when
+// GPU's peak per SM (an H200's 4814 GB/s: 69 KiB) and kept within 48..96 KiB; 48 KiB when
 // the peak is not known (0). docs/PERFORMANCE.md, "Bytes in flight of the generated bulk
 // kernel", has the sweep on both GPUs.
 std::size_t default_expr_bulk_bytes_in_flight(double peak_bytes_per_second, int sm_count);

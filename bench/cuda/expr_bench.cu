@@ -13,8 +13,8 @@
 // a+b at 2^10, with the raw cost of the driver's and the runtime's pointer queries beside it.
 // --variants: the launch tunings of the generated kernel (backends/cuda/expr_launch_tuning.hpp:
 // the vector kernel or the bulk-copy kernel, and the bulk tiles' bytes in flight per SM) for
-// add and ew-roofline's five expressions at 2^20..2^28 (--sizes, from 2^20), each next to cub with the same functor
-// in the same run, every result checked against cub's bits.
+// add and ew-roofline's five expressions at 2^20..2^28 (--sizes, from 2^20), each next to
+// cub with the same functor in the same run, every result checked against cub's bits.
 // Usage: ew-cuda-expr-bench [--sizes FIRST:LAST] [--reps N] [--csv FILE]
 //        ew-cuda-expr-bench --call-cost   (only the call costs: per call, host side)
 //        ew-cuda-expr-bench --variants|--all-variants [--sizes FIRST:LAST] [--csv FILE]
@@ -183,7 +183,9 @@ void variants(ew::Context& gpu, cudaStream_t stream, int first, int last, int re
                               {"bulk 64 KiB/SM", {1, 64 << 10}},
                               {"bulk 80 KiB/SM", {1, 80 << 10}},
                               {"bulk 96 KiB/SM", {1, 96 << 10}}};
-  if (every) all.insert(all.end(), {{"vector kernel", {-1, 0}}, {"bulk 32 KiB/SM", {1, 32 << 10}}, {"bulk 128 KiB/SM", {1, 128 << 10}}});
+  if (every)
+    all.insert(all.end(),
+               {{"vector kernel", {-1, 0}}, {"bulk 32 KiB/SM", {1, 32 << 10}}, {"bulk 128 KiB/SM", {1, 128 << 10}}});
   const char* dt = sizeof(T) == 4 ? "f32" : "f64";
   Timer timer(stream);
   const T s = T(0.75), lo = T(-0.5), hi = T(0.5);
@@ -208,7 +210,8 @@ void variants(ew::Context& gpu, cudaStream_t stream, int first, int last, int re
     };
     const double z_ = double(n) * sizeof(T);
     const Case cases[] = {
-        {"add", 3 * z_, [&] { return DeviceTransform::Transform(make_tuple(a.data(), b.data()), y.data(), n, Add<T>{}, stream); },
+        {"add", 3 * z_,
+         [&] { return DeviceTransform::Transform(make_tuple(a.data(), b.data()), y.data(), n, Add<T>{}, stream); },
          [&] { add(gpu, {a.span(), b.span()}, {z.span()}); }},
         {"relu", 2 * z_, [&] { return DeviceTransform::Transform(a.data(), y.data(), n, Relu<T>{}, stream); },
          [&] { relu(gpu, {a.span()}, {z.span()}); }},
@@ -216,14 +219,19 @@ void variants(ew::Context& gpu, cudaStream_t stream, int first, int last, int re
          [&] { silu(gpu, {a.span()}, {z.span()}); }},
         {"dot4", 5 * z_,
          [&] {
-           return DeviceTransform::Transform(make_tuple(a.data(), b.data(), c.data(), d.data()), y.data(), n, Dot4<T>{}, stream);
+           return DeviceTransform::Transform(make_tuple(a.data(), b.data(), c.data(), d.data()), y.data(), n,
+                                             Dot4<T>{}, stream);
          },
          [&] { dot4(gpu, {a.span(), b.span(), c.span(), d.span()}, {z.span()}); }},
         {"clamp", 3 * z_,
-         [&] { return DeviceTransform::Transform(make_tuple(a.data(), b.data()), y.data(), n, Clamp<T>{s, lo, hi}, stream); },
+         [&] {
+           return DeviceTransform::Transform(make_tuple(a.data(), b.data()), y.data(), n, Clamp<T>{s, lo, hi}, stream);
+         },
          [&] { clamp(gpu, {a.span(), b.span()}, {z.span()}, {double(s), double(lo), double(hi)}); }},
         {"chain3", 4 * z_,
-         [&] { return DeviceTransform::Transform(make_tuple(a.data(), b.data(), c.data()), y.data(), n, Chain3<T>{s}, stream); },
+         [&] {
+           return DeviceTransform::Transform(make_tuple(a.data(), b.data(), c.data()), y.data(), n, Chain3<T>{s}, stream);
+         },
          [&] { chain3(gpu, {a.span(), b.span(), c.span()}, {z.span()}, {double(s)}); }},
     };
     for (const Case& c : cases) {
@@ -369,7 +377,9 @@ int main(int argc, char** argv) {
       else if (a == "--variants") only_variants = true;
       else if (a == "--all-variants") only_variants = every_variant = true;
       else {
-        std::fprintf(stderr, "usage: ew-cuda-expr-bench [--sizes FIRST:LAST] [--reps N] [--csv FILE] [--variants | --all-variants] | --call-cost\n");
+        std::fprintf(stderr,
+                     "usage: ew-cuda-expr-bench [--sizes FIRST:LAST] [--reps N] [--csv FILE] "
+                     "[--variants | --all-variants] | --call-cost\n");
         return 2;
       }
     }

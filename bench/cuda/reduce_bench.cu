@@ -242,7 +242,9 @@ std::vector<std::pair<std::string, ew::detail::cuda::ReduceTuning>> sweep_tuning
 
 // Copies of an n-element array, one after the other, so that the ones read just before a
 // call span three L2 sizes (1 when the array alone does).
-std::size_t cold_copies(std::size_t bytes, std::size_t l2_bytes) { return std::max<std::size_t>(1, (3 * l2_bytes + bytes - 1) / bytes); }
+std::size_t cold_copies(std::size_t bytes, std::size_t l2_bytes) {
+  return std::max<std::size_t>(1, (3 * l2_bytes + bytes - 1) / bytes);
+}
 
 template <class T>
 bool sweep(ew::Context& ctx, const std::vector<int>& exponents, int reps, FILE* csv, bool device_result, bool tunings,
@@ -311,6 +313,10 @@ int main(int argc, char** argv) {
       return a == "--help" ? 0 : 2;
     }
   }
+  if (cold && (tunings || !device_result)) {
+    std::fprintf(stderr, "ew-cuda-reduce-bench: --cold goes with --device-result\n");
+    return 2;
+  }
   std::vector<int> exponents;
   if (tunings && !sizes_given) exponents = {20, 24, 28};
   else
@@ -318,14 +324,10 @@ int main(int argc, char** argv) {
   try {
     ew::Context ctx(ew::Backend::cuda);
     std::printf("ew-cuda-reduce-bench: %s\n", ew::backend_status(ew::Backend::cuda).detail.c_str());
-    if (cold && (tunings || !device_result)) {
-      std::fprintf(stderr, "ew-cuda-reduce-bench: --cold goes with --device-result\n");
-      return 2;
-    }
     std::printf("form: %s\n", tunings ? "sweep of the kernel's tunings, device-resident results, batches of 20 calls"
-                              : device_result ? (cold ? "device-resident results, batches of 20 calls timed with CUDA events, "
-                                                        "each call on copies of the arrays away from L2"
-                                                      : "device-resident results, batches of 20 calls timed with CUDA events")
+                              : device_result && cold ? "device-resident results, batches of 20 calls timed with CUDA "
+                                                        "events, each call on copies of the arrays away from L2"
+                              : device_result ? "device-resident results, batches of 20 calls timed with CUDA events"
                                               : "value on the host after every call, steady_clock per call");
     FILE* csv = csv_path ? std::fopen(csv_path, "w") : nullptr;
     if (csv) std::fprintf(csv, "reduction,dtype,n,method,form,seconds,gbps,value,bits_vs_default\n");

@@ -125,7 +125,8 @@ TEST_F(CudaExpr, EveryLaunchTuningSameBitsAsScalar) {
   const std::size_t kib = 1024;
   const tune::ExprLaunchTuning tunings[] = {{0, 0},        {-1, 0},        {1, 0},         {1, 16 * kib},
                                             {1, 69 * kib}, {1, 96 * kib}, {1, 228 * kib}};
-  for (std::size_t n : {std::size_t(1), std::size_t(5), std::size_t(1000), std::size_t(65537), (std::size_t(1) << 20) + 3}) {
+  for (std::size_t n :
+       {std::size_t(1), std::size_t(5), std::size_t(1000), std::size_t(65537), (std::size_t(1) << 20) + 3}) {
     const std::vector<float> ha = random_vector<float>(n), hb = random_vector<float>(n);
     const std::vector<double> hx = random_vector<double>(n);
     std::vector<float> want_clamp(n, poison<float>());

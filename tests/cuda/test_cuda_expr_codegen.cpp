@@ -210,7 +210,8 @@ TEST(CudaExprLaunch, BulkBytesInFlightFollowTheBandwidthPerSm) {
   EXPECT_EQ(default_expr_bulk_bytes_in_flight(8000e9, 132), std::size_t(96) << 10);   // the ceiling
   EXPECT_EQ(default_expr_bulk_bytes_in_flight(0, 132), std::size_t(48) << 10);
   EXPECT_EQ(default_expr_bulk_bytes_in_flight(4814e9, 0), std::size_t(48) << 10);
-  for (const ExprLaunchTuning bad : {ExprLaunchTuning{2, 0}, ExprLaunchTuning{-2, 0}, ExprLaunchTuning{0, std::size_t(229) << 10}}) {
+  const ExprLaunchTuning refused[] = {{2, 0}, {-2, 0}, {0, std::size_t(229) << 10}};
+  for (const ExprLaunchTuning& bad : refused) {
     try {
       set_expr_launch_tuning(bad);
       ADD_FAILURE() << "accepted bulk " << bad.bulk << ", " << bad.bulk_bytes_in_flight_per_sm << " bytes";
