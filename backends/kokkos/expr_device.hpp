@@ -348,6 +348,24 @@ struct Groups {
   bool whole;
 };
 
+// Copies of 16 bytes from global to shared memory that the copy unit completes on its own
+// (sm_80+): bytes in flight that hold no register until they are read. `wait<N>`: all but
+// the last N committed batches have landed (visible to this thread, which issued them).
+#if defined(KOKKOS_ENABLE_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#define EW_KOKKOS_ASYNC_COPY 1
+KOKKOS_FORCEINLINE_FUNCTION void copy_async(void* shared, const void* global) {
+  const unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(shared));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(address), "l"(global) : "memory");
+}
+KOKKOS_FORCEINLINE_FUNCTION void commit_copies() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int N>
+KOKKOS_FORCEINLINE_FUNCTION void wait_copies() {
+  asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+}
+#else
+#define EW_KOKKOS_ASYNC_COPY 0
+#endif
+
 // Group u of x from or to q, as one 16-byte move.
 template <class T, int U>
 KOKKOS_FORCEINLINE_FUNCTION void move_in(Lanes<T, U>& x, int u, const T* q) {
@@ -364,6 +382,18 @@ KOKKOS_FORCEINLINE_FUNCTION void move_in(Lanes<T, U>& x, int u, const T* q) {
   for (int g = 0; g < G; ++g) x.v[u * G + g] = q[g];
 #endif
 }
+
+#if EW_KOKKOS_ASYNC_COPY
+// Group u of x from a 16-byte word read out of shared memory.
+template <class T, int U>
+KOKKOS_FORCEINLINE_FUNCTION void move_in(Lanes<T, U>& x, int u, const uint4& w) {
+  constexpr int G = Lanes<T, U>::G;
+  T v[G];
+  std::memcpy(v, &w, sizeof w);
+  EW_KOKKOS_UNROLL
+  for (int g = 0; g < G; ++g) x.v[u * G + g] = v[g];
+}
+#endif
 
 template <class T, int U>
 KOKKOS_FORCEINLINE_FUNCTION void move_out(T* q, const Lanes<T, U>& x, int u) {
@@ -557,6 +587,28 @@ KOKKOS_FORCEINLINE_FUNCTION void step(const LaneInstr& in, Lanes<T, U>& acc, Reg
 // `groups` is the head (elements before output 0's first 16-byte boundary), unit
 // groups + 1 the tail (after the last whole group). Thread t takes units t, t + threads,
 // ... U at a time: a grid-stride loop over a grid sized to what the device holds.
+// Files of one or two registers on Cuda (sm_80+) take their inputs through shared memory:
+// each thread keeps the inputs of its next `staged_depth - 1` iterations in flight as
+// asynchronous copies into slots of its own, and reads an iteration's slot into registers
+// only when it walks it. Before, the next iteration's inputs waited in registers, which
+// capped the bytes in flight at 32 KiB an SM for clamp (2 blocks of 256 threads, 2 groups,
+// 2 inputs), where an H200 needs about 69 (docs/PERFORMANCE.md, the generated bulk kernel).
+// Shared memory a block: 256 threads x depth x 2 groups x 16 bytes a register (one register,
+// depth 4: 32 KiB; two registers, depth 2: 32 KiB), within the 48 KiB of static shared memory
+// a block may have with Kokkos's own 1 KiB. EW_KOKKOS_STAGED 0: the register path
+// (kokkos_variants.sh).
+#ifndef EW_KOKKOS_STAGED
+#define EW_KOKKOS_STAGED 1
+#endif
+#ifndef EW_KOKKOS_STAGED_DEPTH_ONE
+#define EW_KOKKOS_STAGED_DEPTH_ONE 4
+#endif
+#ifndef EW_KOKKOS_STAGED_DEPTH_TWO
+#define EW_KOKKOS_STAGED_DEPTH_TWO 2
+#endif
+inline constexpr bool staged_small_files = EW_KOKKOS_STAGED != 0;
+inline constexpr int staged_depth_one = EW_KOKKOS_STAGED_DEPTH_ONE, staged_depth_two = EW_KOKKOS_STAGED_DEPTH_TWO;
+
 template <class T, int U, int R>
 struct LaneExpr {
   static constexpr int G = lanes::Lanes<T, U>::G;
@@ -596,6 +648,12 @@ struct LaneExpr {
 
   KOKKOS_INLINE_FUNCTION void operator()(std::int64_t t) const {
     const std::int64_t units = groups + 2, stride = threads * U;
+#if EW_KOKKOS_ASYNC_COPY
+    if constexpr (staged_small_files && R <= 2) {
+      staged(t, units, stride);
+      return;
+    }
+#endif
     if constexpr (R <= 4) {
       // A small file leaves registers for the next iteration's inputs: they are loaded
       // before this iteration's walk, so a warp's loads are in flight while it computes.
@@ -637,6 +695,55 @@ struct LaneExpr {
       }
     }
   }
+
+#if EW_KOKKOS_ASYNC_COPY
+  // The walk of iteration k (units t + k*stride) with iterations k+1 .. k+D-1 in flight. A
+  // slot holds an iteration's groups, slot-major so that a warp's 16-byte reads of one
+  // group are adjacent (no bank conflicts). Iterations that are not whole groups (the array's
+  // edges, unaligned operands) read global memory directly, as the register path does.
+  KOKKOS_FORCEINLINE_FUNCTION void staged(std::int64_t t, std::int64_t units, std::int64_t stride) const {
+    constexpr int D = R == 1 ? staged_depth_one : staged_depth_two, block = 256, per_slot = R * U;
+    __shared__ uint4 ring[D * per_slot * block];
+    const int me = static_cast<int>(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));
+    const auto at_slot = [&](int slot, int j, int u) -> uint4* { return ring + ((slot * R + j) * U + u) * block + me; };
+    const auto issue = [&](std::int64_t first, int slot) {
+      if (first < units) {
+        const lanes::Groups<U> at = groups_at(first);
+        if (at.whole) {
+          EW_KOKKOS_UNROLL
+          for (int j = 0; j < R; ++j) {
+            if (j >= inputs) continue;
+            EW_KOKKOS_UNROLL
+            for (int u = 0; u < U; ++u) lanes::copy_async(at_slot(slot, j, u), in[j] + at.base[u]);
+          }
+        }
+      }
+      lanes::commit_copies();  // an empty batch too: every iteration is one batch
+    };
+    EW_KOKKOS_UNROLL
+    for (int k = 0; k < D - 1; ++k) issue(t + k * stride, k);
+    int slot = 0;
+    for (std::int64_t first = t; first < units; first += stride) {
+      issue(first + (D - 1) * stride, (slot + D - 1) % D);
+      lanes::wait_copies<D - 1>();
+      const lanes::Groups<U> at = groups_at(first);
+      lanes::Registers<T, U, R> regs;
+      EW_KOKKOS_UNROLL
+      for (int j = 0; j < R; ++j) {
+        if (j >= inputs) continue;
+        if (at.whole) {
+          EW_KOKKOS_UNROLL
+          for (int u = 0; u < U; ++u) lanes::move_in(regs.r[j], u, *at_slot(slot, j, u));
+        } else {
+          lanes::load(regs.r[j], in[j], at, vector);
+        }
+      }
+      walk(regs, at);
+      slot = (slot + 1) % D;
+    }
+    lanes::wait_copies<0>();  // nothing of this thread's left in flight when it returns
+  }
+#endif
 };
 
 // The inline shape: everything the walk needs, by value.
