@@ -587,27 +587,28 @@ KOKKOS_FORCEINLINE_FUNCTION void step(const LaneInstr& in, Lanes<T, U>& acc, Reg
 // `groups` is the head (elements before output 0's first 16-byte boundary), unit
 // groups + 1 the tail (after the last whole group). Thread t takes units t, t + threads,
 // ... U at a time: a grid-stride loop over a grid sized to what the device holds.
-// Files of one or two registers on Cuda (sm_80+) take their inputs through shared memory:
+// Float files of two registers on Cuda (sm_80+) take their inputs through shared memory:
 // each thread keeps the inputs of its next `staged_depth - 1` iterations in flight as
-// asynchronous copies into slots of its own, and reads an iteration's slot into registers
-// only when it walks it. Before, the next iteration's inputs waited in registers, which
-// capped the bytes in flight at 32 KiB an SM for clamp (2 blocks of 256 threads, 2 groups,
-// 2 inputs), where an H200 needs about 69 (docs/PERFORMANCE.md, the generated bulk kernel).
-// Shared memory a block: 256 threads x depth x 2 groups x 16 bytes a register (one register,
-// depth 4: 32 KiB; two registers, depth 2: 32 KiB), within the 48 KiB of static shared memory
-// a block may have with Kokkos's own 1 KiB. EW_KOKKOS_STAGED 0: the register path
-// (kokkos_variants.sh).
+// asynchronous copies into slots of its own and reads an iteration's slot into registers
+// only when it walks it. In the register path the next iteration's inputs wait in
+// registers, which kept clamp at 94 registers and 2 blocks an SM: 32 KiB in flight an SM,
+// where an H200 needs about 69 (docs/PERFORMANCE.md, the generated bulk kernel). Staged, the
+// walk takes 70 registers and 3 blocks (32 KiB of shared memory each, with Kokkos's own
+// 1 KiB within the 48 KiB a block may have): on the H200 clamp f32 0.82 -> 0.89x cuda at
+// 2^26 (kokkos_variants.sh, 2026-11-24). Doubles lost staged (80 registers and 16 bytes of
+// stack at 3 blocks: clamp f64 0.90 -> 0.86), and so did files of one register (relu 0.94 ->
+// 0.88 at depth 4 or 5): both keep the register path. EW_KOKKOS_STAGED 0: the register path
+// for all (kokkos_variants.sh).
 #ifndef EW_KOKKOS_STAGED
 #define EW_KOKKOS_STAGED 1
 #endif
-#ifndef EW_KOKKOS_STAGED_DEPTH_ONE
-#define EW_KOKKOS_STAGED_DEPTH_ONE 4
+#ifndef EW_KOKKOS_STAGED_DEPTH
+#define EW_KOKKOS_STAGED_DEPTH 2
 #endif
-#ifndef EW_KOKKOS_STAGED_DEPTH_TWO
-#define EW_KOKKOS_STAGED_DEPTH_TWO 2
-#endif
-inline constexpr bool staged_small_files = EW_KOKKOS_STAGED != 0;
-inline constexpr int staged_depth_one = EW_KOKKOS_STAGED_DEPTH_ONE, staged_depth_two = EW_KOKKOS_STAGED_DEPTH_TWO;
+inline constexpr int staged_depth = EW_KOKKOS_STAGED_DEPTH;
+inline constexpr int staged_blocks = 3;
+template <class T, int R>
+inline constexpr bool staged_walk = EW_KOKKOS_STAGED != 0 && R == 2 && sizeof(T) == 4;
 
 template <class T, int U, int R>
 struct LaneExpr {
@@ -649,7 +650,7 @@ struct LaneExpr {
   KOKKOS_INLINE_FUNCTION void operator()(std::int64_t t) const {
     const std::int64_t units = groups + 2, stride = threads * U;
 #if EW_KOKKOS_ASYNC_COPY
-    if constexpr (staged_small_files && R <= 2) {
+    if constexpr (staged_walk<T, R>) {
       staged(t, units, stride);
       return;
     }
@@ -702,7 +703,7 @@ struct LaneExpr {
   // group are adjacent (no bank conflicts). Iterations that are not whole groups (the array's
   // edges, unaligned operands) read global memory directly, as the register path does.
   KOKKOS_FORCEINLINE_FUNCTION void staged(std::int64_t t, std::int64_t units, std::int64_t stride) const {
-    constexpr int D = R == 1 ? staged_depth_one : staged_depth_two, block = 256, per_slot = R * U;
+    constexpr int D = staged_depth, block = 256, per_slot = R * U;
     __shared__ uint4 ring[D * per_slot * block];
     const int me = static_cast<int>(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));
     const auto at_slot = [&](int slot, int j, int u) -> uint4* { return ring + ((slot * R + j) * U + u) * block + me; };
@@ -797,8 +798,11 @@ auto as_argument(const Policy& policy) {
 // the SMs 52 % (ncu, clamp f32). Measured there (kokkos_variants.sh, 2026-11-23), kokkos/cuda
 // at 2^26: one register relu 0.83 -> 0.94 (f32), 0.75 -> 0.93 (f64), silu 0.68 -> 0.83,
 // 0.49 -> 0.69; two registers clamp 0.81 -> 0.84, 0.65 -> 0.90; 3 blocks with two
-// registers spill (80 registers, 40-64 bytes of stack) and lose (clamp 0.68, 0.59). The
-// overrides are for bench/cuda/kokkos_variants.sh (0 groups: such files take the small-file walk).
+// registers spill (80 registers, 40-64 bytes of stack) and lose (clamp 0.68, 0.59) in the
+// register path; the staged float walk (above) takes 70 registers and `staged_blocks` (a GPU
+// before sm_80, which has no asynchronous copies, then runs the register path at 3 blocks,
+// spilling). The overrides are for bench/cuda/kokkos_variants.sh (0 groups: such files take
+// the small-file walk).
 #ifndef EW_KOKKOS_ONE_REGISTER_GROUPS
 #define EW_KOKKOS_ONE_REGISTER_GROUPS 2
 #endif
@@ -842,11 +846,14 @@ void run_lanes(const Exec& exec, const ExprCall& call, const DevicePlan& plan, c
   for (int j = 0; j < f.inputs; ++j) f.vector = f.vector && aligned(f.in[j]);
   for (int k = 0; k < f.outputs; ++k) f.vector = f.vector && aligned(f.out[k]);
   // Blocks of 256 threads resident per SM: 2 at up to 128 registers a thread; 3 (at most 85)
-  // for the one-group walk on a small file (doubles: a group is two elements) and for the
-  // one-register file (78-80 registers); the two-register file takes 94-100.
-  constexpr int blocks = R == 1 ? one_register_blocks
-                       : R == 2 ? two_register_blocks
-                       : U == 1 && R <= 4 ? 3 : 2;
+  // for the one-group walk on a small file (doubles: a group is two elements), for the
+  // one-register file (78-80 registers) and the staged two-register float file (70); the
+  // two-register file in registers takes 94-100.
+  constexpr int blocks = R == 1                ? one_register_blocks
+                         : staged_walk<T, R> ? staged_blocks
+                         : R == 2              ? two_register_blocks
+                         : U == 1 && R <= 4    ? 3
+                                               : 2;
   // A grid of what stays resident: concurrency() counts every thread slot of the device
   // (2048 per SM on Cuda), of which `blocks` x 256 hold this kernel.
   if (max_threads <= 0) max_threads = std::max<std::int64_t>(1, static_cast<std::int64_t>(exec.concurrency()) * blocks / 8);
