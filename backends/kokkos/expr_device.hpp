@@ -583,10 +583,6 @@ KOKKOS_FORCEINLINE_FUNCTION void step(const LaneInstr& in, Lanes<T, U>& acc, Reg
 
 }  // namespace lanes
 
-// The lane walk's functor: work unit w < groups is the whole group at head + w*G; unit
-// `groups` is the head (elements before output 0's first 16-byte boundary), unit
-// groups + 1 the tail (after the last whole group). Thread t takes units t, t + threads,
-// ... U at a time: a grid-stride loop over a grid sized to what the device holds.
 // Float files of two registers on Cuda (sm_80+) take their inputs through shared memory:
 // each thread keeps the inputs of its next `staged_depth - 1` iterations in flight as
 // asynchronous copies into slots of its own and reads an iteration's slot into registers
@@ -610,6 +606,10 @@ inline constexpr int staged_blocks = 3;
 template <class T, int R>
 inline constexpr bool staged_walk = EW_KOKKOS_STAGED != 0 && R == 2 && sizeof(T) == 4;
 
+// The lane walk's functor: work unit w < groups is the whole group at head + w*G; unit
+// `groups` is the head (elements before output 0's first 16-byte boundary), unit
+// groups + 1 the tail (after the last whole group). Thread t takes units t, t + threads,
+// ... U at a time: a grid-stride loop over a grid sized to what the device holds.
 template <class T, int U, int R>
 struct LaneExpr {
   static constexpr int G = lanes::Lanes<T, U>::G;
@@ -702,6 +702,7 @@ struct LaneExpr {
   // slot holds an iteration's groups, slot-major so that a warp's 16-byte reads of one
   // group are adjacent (no bank conflicts). Iterations that are not whole groups (the array's
   // edges, unaligned operands) read global memory directly, as the register path does.
+  // LaunchBounds<256, ...> keeps a block within the ring's 256 threads.
   KOKKOS_FORCEINLINE_FUNCTION void staged(std::int64_t t, std::int64_t units, std::int64_t stride) const {
     constexpr int D = staged_depth, block = 256, per_slot = R * U;
     __shared__ uint4 ring[D * per_slot * block];

@@ -2,7 +2,8 @@
 # The kokkos walk's shapes for small register files in several builds on a GPU machine
 # without network access: each variant NAME=DEFINES builds the library with those
 # definitions (the EW_KOKKOS_*_REGISTER_GROUPS and _BLOCKS overrides of
-# backends/kokkos/expr_device.hpp; GROUPS 0: those programs take the small-file walk) and
+# backends/kokkos/expr_device.hpp, GROUPS 0: those programs take the small-file walk;
+# EW_KOKKOS_STAGED 0: no walk through shared memory, EW_KOKKOS_STAGED_DEPTH its slots) and
 # runs ew-roofline's expressions with kokkos beside cuda, the same run, warm, at $SIZES
 # (default 24,26,28) with $ROOFLINE_ARGS (for example --expressions silu). The register
 # counts of the walk's kernels go with each variant's log (cuobjdump). KOKKOS_ROOT: a CUDA-enabled Kokkos install. Logs go to $OUT.
