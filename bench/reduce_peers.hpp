@@ -59,6 +59,15 @@ std::vector<ExprReducePeer> cpu_expr_reduce_peers();
 // expression as its functor (accumulating in the data's type, float for 16-bit data).
 std::vector<ExprReducePeer> cuda_expr_reduce_peers();
 
+// min_element/max_element's peer on the GPU: cub::DeviceReduce::ArgMin / ArgMax (the first
+// index of the smallest / largest value, by cub's `<`, so NaN never wins), f32 and f64, the
+// value and index on the host when it returns (`stream` a cudaStream_t).
+struct ValueIndex {
+  double value;
+  std::size_t index;
+};
+ValueIndex cub_extremum(bool is_min, DType dtype, std::size_t n, const void* x, void* stream);
+
 // The same in the device-resident form, and "atomic (not reproducible)": the library's
 // accumulation in double from 16-byte loads, without its fixed tree (each CUDA block's
 // partial added with atomicAdd in whatever order the blocks finish): what reproducibility

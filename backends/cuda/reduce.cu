@@ -13,8 +13,8 @@
 // acq_rel atomic counter) combines the runs' partials by the tree, finishes
 // (sqrt, Blue's scaling, rounding to the data's type) and writes the result.
 //
-// min/max: a warp takes a plan block at a time, a CUDA block an aligned run of them;
-// the winner is exact, so the grouping only has to be complete.
+// min/max: the winner is exact, so the grouping only has to be complete: each CUDA block
+// reads a range of the array as 16-byte vectors (extremum_kernel).
 //
 // 16-bit data (f16, bf16) take the f32 path of the plan: each element widened exactly
 // (the hardware's conversion: exact for every number, and a NaN term makes the result the
@@ -67,7 +67,6 @@ constexpr ReduceShape shapes[] = {{1, 8}, {1, 16}, {2, 4}, {2, 8}, {2, 16}, {4, 
 
 constexpr int warps_per_cta = 8;
 constexpr int threads_per_cta = warps_per_cta * 32;
-constexpr std::size_t max_blocks_per_cta = 256;  // min/max: shared memory
 constexpr std::size_t max_run_blocks = std::size_t(1) << 20;
 constexpr int rows = static_cast<int>(plan::block_elements / plan::lanes);  // 64 per plan block
 constexpr int final_in_registers = 16;  // last block: nodes a thread loads at once
@@ -403,53 +402,127 @@ __device__ __forceinline__ void take(bool is_min, double& v, unsigned long long&
   if (plan::beats(is_min, ov, oi, v, i)) v = ov, i = oi;
 }
 
-template <Kind kind, class T>
-__global__ void __launch_bounds__(threads_per_cta)
-    extremum_kernel(const T* __restrict__ x, std::size_t n, std::size_t blocks, std::size_t per_cta, Header* header,
-                    double* partials, unsigned long long* indices) {
-  constexpr bool is_min = kind == Kind::min;
-  __shared__ double sh[max_blocks_per_cta];
-  __shared__ unsigned long long sh_index[max_blocks_per_cta];
-  __shared__ bool last;
+// The winner of the CUDA block's candidates (one a thread), in thread 0.
+__device__ __forceinline__ void block_winner(bool is_min, double& v, unsigned long long& at, double* sh,
+                                             unsigned long long* sh_index) {
   const int lane = static_cast<int>(threadIdx.x % 32), warp = static_cast<int>(threadIdx.x / 32);
-  const std::size_t first = static_cast<std::size_t>(blockIdx.x) * per_cta;
-  const std::size_t mine = (blocks - first < per_cta ? blocks - first : per_cta);
-  const double none = is_min ? __longlong_as_double(0x7ff0000000000000LL) : __longlong_as_double(0xfff0000000000000LL);
-
-  for (std::size_t k = static_cast<std::size_t>(warp); k < mine; k += warps_per_cta) {
-    const std::size_t begin = (first + k) * plan::block_elements;
-    const std::size_t end = n - begin < plan::block_elements ? n : begin + plan::block_elements;
-    double v = none;
-    unsigned long long at = ~0ull;
-    for (std::size_t i = begin + static_cast<std::size_t>(lane); i < end; i += plan::lanes)
-      take(is_min, v, at, as_double(x[i]), i);
-    for (int offset = 16; offset > 0; offset /= 2)
-      take(is_min, v, at, __shfl_down_sync(0xffffffffu, v, offset), __shfl_down_sync(0xffffffffu, at, offset));
-    if (lane == 0) sh[k] = v, sh_index[k] = at;
-  }
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    double v = sh[0];
-    unsigned long long at = sh_index[0];
-    for (std::size_t k = 1; k < mine; ++k) take(is_min, v, at, sh[k], sh_index[k]);
-    partials[blockIdx.x] = v;
-    indices[blockIdx.x] = at;
-    __threadfence();
-    last = atomicAdd(&header->finished, 1u) == gridDim.x - 1;
-  }
-  __syncthreads();
-  if (!last) return;
-  __threadfence();
-  double v = none;
-  unsigned long long at = ~0ull;
-  for (std::size_t i = threadIdx.x; i < gridDim.x; i += threads_per_cta) take(is_min, v, at, __ldcg(partials + i), __ldcg(indices + i));
   for (int offset = 16; offset > 0; offset /= 2)
     take(is_min, v, at, __shfl_down_sync(0xffffffffu, v, offset), __shfl_down_sync(0xffffffffu, at, offset));
   if (lane == 0) sh[warp] = v, sh_index[warp] = at;
   __syncthreads();
-  if (threadIdx.x == 0) {
-    v = sh[0], at = sh_index[0];
+  if (threadIdx.x == 0)
     for (int k = 1; k < warps_per_cta; ++k) take(is_min, v, at, sh[k], sh_index[k]);
+}
+
+// The element as the type it is compared in: float for f32 and 16-bit data (exact), double.
+template <class T>
+using compare_t = std::conditional_t<sizeof(T) == 8, double, float>;
+template <class T>
+__device__ __forceinline__ compare_t<T> as_compared(T v) {
+  if constexpr (sizeof(T) == 8) return v;
+  else return static_cast<float>(as_double(v));
+}
+
+constexpr int extremum_loads = 8;  // 16-byte vectors a thread has in flight (128 bytes)
+
+// min/max. The winner under the plan's total order (beats) is the same for every grouping,
+// so the kernel reads as fast as it can: CUDA block b takes elements [b per, (b + 1) per)
+// and its threads read them as 16-byte vectors, `extremum_loads` in flight, each thread
+// visiting its elements in increasing index order. In that order a strictly better
+// element is all a thread needs to track: equal values keep the first index, and a NaN,
+// once held, is beaten by nothing (the first NaN wins). The up to V - 1 elements before
+// the first 16-byte boundary and after the last are compared by the plan's order itself.
+// Each CUDA block writes its winner; the last to finish (one acq_rel atomic, as the sums)
+// picks the winner of those.
+template <Kind kind, class T>
+__global__ void __launch_bounds__(threads_per_cta)
+    extremum_kernel(const T* __restrict__ x, std::size_t n, std::size_t per_cta, Header* header, double* partials,
+                    unsigned long long* indices) {
+  using C = compare_t<T>;
+  constexpr bool is_min = kind == Kind::min;
+  constexpr int V = static_cast<int>(16 / sizeof(T)), U = extremum_loads;
+  constexpr unsigned none_at = ~0u;
+  __shared__ double sh[warps_per_cta];
+  __shared__ unsigned long long sh_index[warps_per_cta];
+  __shared__ bool last;
+  const unsigned t = threadIdx.x;
+  const C worst = is_min ? C(__longlong_as_double(0x7ff0000000000000LL)) : C(__longlong_as_double(0xfff0000000000000LL));
+
+  const std::size_t lo = static_cast<std::size_t>(blockIdx.x) * per_cta;
+  const std::size_t hi = n - lo < per_cta ? n : lo + per_cta;
+  const std::size_t skew = (16 - reinterpret_cast<std::uintptr_t>(x + lo) % 16) % 16 / sizeof(T);
+  const std::size_t a = hi - lo < skew ? hi : lo + skew;  // the first element on a 16-byte boundary
+  const unsigned vectors = static_cast<unsigned>((hi - a) / V);  // < 2^31: the host bounds per_cta
+  const std::size_t b = a + static_cast<std::size_t>(vectors) * V;
+  const T* xa = x + a;
+
+  // The thread's own elements, as vectors t, t + threads, ...: the best so far and where
+  // (vector number, element within it).
+  C best = worst;
+  unsigned at_vector = none_at;
+  int at_element = 0;
+  if (t < vectors) best = as_compared(xa[static_cast<std::size_t>(t) * V]), at_vector = t;
+  const uint4* va = reinterpret_cast<const uint4*>(xa);
+  // Vector number j's elements in order. Not (v at least as good as best), and best not
+  // NaN: a NaN v beats a number, nothing beats a NaN.
+  const auto visit = [&](const uint4& w, unsigned j) {
+    T e[V];
+    static_assert(sizeof(e) == sizeof(w), "one vector of 16 bytes");
+    memcpy(&e, &w, sizeof(w));
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+      const C v = as_compared(e[k]);
+      const bool better = (is_min ? !(v >= best) : !(v <= best)) && best == best;
+      best = better ? v : best;
+      at_vector = better ? j : at_vector;
+      at_element = better ? k : at_element;
+    }
+  };
+  // Whole batches of U vectors, software-pipelined as the sums' rows: the next batch is
+  // loaded before this one is compared, so that its loads are in flight meanwhile (guarded
+  // loads of one batch came out of ptxas interleaved with the compares, 2 in flight).
+  constexpr unsigned batch = threads_per_cta * U;
+  unsigned j = t;
+  if (j + (U - 1) * threads_per_cta < vectors) {
+    uint4 now[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) now[u] = __ldg(va + j + u * threads_per_cta);
+    for (;;) {
+      const bool more = j + batch + (U - 1) * threads_per_cta < vectors;
+      uint4 next[U];
+      if (more)
+#pragma unroll
+        for (int u = 0; u < U; ++u) next[u] = __ldg(va + j + batch + u * threads_per_cta);
+#pragma unroll
+      for (int u = 0; u < U; ++u) visit(now[u], j + u * threads_per_cta);
+      j += batch;
+      if (!more) break;
+#pragma unroll
+      for (int u = 0; u < U; ++u) now[u] = next[u];
+    }
+  }
+  for (; j < vectors; j += threads_per_cta) visit(__ldg(va + j), j);
+  double v = static_cast<double>(best);
+  unsigned long long at = at_vector == none_at ? ~0ull : a + static_cast<std::size_t>(at_vector) * V + at_element;
+  // The elements off the vectors: before a (threads 0..V-1) and from b (threads 16..16+V-1).
+  if (t < a - lo) take(is_min, v, at, as_double(x[lo + t]), lo + t);
+  if (t >= 16 && t - 16 < hi - b) take(is_min, v, at, as_double(x[b + t - 16]), b + t - 16);
+  block_winner(is_min, v, at, sh, sh_index);
+  if (t == 0) {
+    partials[blockIdx.x] = v;
+    indices[blockIdx.x] = at;
+    // Release of this block's winner, acquire of every other's (see sum_kernel).
+    ::cuda::atomic_ref<unsigned int, ::cuda::thread_scope_device> finished(header->finished);
+    last = finished.fetch_add(1u, ::cuda::memory_order_acq_rel) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!last) return;
+  v = is_min ? __longlong_as_double(0x7ff0000000000000LL) : __longlong_as_double(0xfff0000000000000LL);
+  at = ~0ull;
+  for (unsigned i = t; i < gridDim.x; i += threads_per_cta) take(is_min, v, at, __ldcg(partials + i), __ldcg(indices + i));
+  __syncthreads();  // sh is reused
+  block_winner(is_min, v, at, sh, sh_index);
+  if (t == 0) {
     // The winner's value with the bits the plan gives it (ew::half's exact conversion
     // keeps a NaN's payload; the hardware's need not).
     if constexpr (sizeof(T) == 2) v = static_cast<double>(x[at]);
@@ -489,16 +562,21 @@ cudaError_t launch_shape(const ReduceCall& c, const Launch& l) {
 }
 
 // CUDA blocks of the kernel resident on one SM (registers decide), asked once per kernel.
+// CUDA blocks of `kernel` resident on one SM (registers decide), at least 1.
+template <class Kernel>
+int occupancy(Kernel kernel) {
+  int b = 0;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, kernel, threads_per_cta, 0) != cudaSuccess) {
+    (void)cudaGetLastError();
+    b = 0;
+  }
+  return b > 0 ? b : 1;
+}
+
+// Asked once per kernel.
 template <Kind kind, class T, int V, int U>
 int resident_for() {
-  static const int blocks = [] {
-    int b = 0;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, sum_kernel<kind, T, V, U>, threads_per_cta, 0) != cudaSuccess) {
-      (void)cudaGetLastError();
-      b = 0;
-    }
-    return b > 0 ? b : 1;
-  }();
+  static const int blocks = occupancy(sum_kernel<kind, T, V, U>);
   return blocks;
 }
 
@@ -559,13 +637,30 @@ cudaError_t launch_sums(const ReduceCall& c, const Launch& l, ReduceShape s) {
 template <class T>
 cudaError_t launch_extremum(const ReduceCall& c, const Launch& l) {
   const auto* x = static_cast<const T*>(c.x);
+  const std::size_t per_cta = l.run_blocks * plan::block_elements;
   if (c.kind == Kind::min)
     extremum_kernel<Kind::min, T><<<static_cast<unsigned>(l.ctas), threads_per_cta, 0, l.stream>>>(
-        x, c.n, l.blocks, l.run_blocks, l.header, l.partials, l.indices);
+        x, c.n, per_cta, l.header, l.partials, l.indices);
   else
     extremum_kernel<Kind::max, T><<<static_cast<unsigned>(l.ctas), threads_per_cta, 0, l.stream>>>(
-        x, c.n, l.blocks, l.run_blocks, l.header, l.partials, l.indices);
+        x, c.n, per_cta, l.header, l.partials, l.indices);
   return cudaGetLastError();
+}
+
+// CUDA blocks of the min/max kernel resident on one SM.
+template <class T>
+int resident_extremum(Kind kind) {
+  static const int blocks[2] = {occupancy(extremum_kernel<Kind::min, T>), occupancy(extremum_kernel<Kind::max, T>)};
+  return blocks[kind == Kind::min ? 0 : 1];
+}
+
+int resident_extremum(DType dtype, Kind kind) {
+  switch (dtype) {
+    case DType::f32: return resident_extremum<float>(kind);
+    case DType::f16: return resident_extremum<ew::half>(kind);
+    case DType::bf16: return resident_extremum<ew::bfloat16>(kind);
+    default: return resident_extremum<double>(kind);
+  }
 }
 
 bool built(ReduceShape s, DType dtype) {
@@ -653,11 +748,14 @@ ReduceResult Reducer::run(const ReduceCall& c, cudaStream_t stream, int sm_count
   l.stream = stream;
   l.blocks = plan::block_count(c.n);
   if (extremum) {
-    // A CUDA block per aligned run of plan blocks, about 16 of them per SM's worth.
-    std::size_t per_cta = warps_per_cta;
-    while (per_cta < max_blocks_per_cta && (l.blocks + per_cta - 1) / per_cta > sms * 16) per_cta *= 2;
-    if (t.run_blocks) per_cta = t.run_blocks < max_blocks_per_cta ? t.run_blocks : max_blocks_per_cta;
-    l.run_blocks = per_cta;
+    // One wave: the CUDA blocks that fit on the GPU share the plan blocks evenly (a forced
+    // run size is the plan blocks per CUDA block instead; the grid cap does not apply), at
+    // most 2^30 elements a CUDA block so that its threads count vectors in 32 bits.
+    const std::size_t wave = sms * static_cast<std::size_t>(resident_extremum(c.dtype, c.kind));
+    std::size_t per_cta = t.run_blocks ? t.run_blocks : (l.blocks + wave - 1) / wave;
+    const std::size_t most = (std::size_t(1) << 30) / plan::block_elements;
+    l.run_blocks = per_cta < most ? per_cta : most;
+    per_cta = l.run_blocks;
     l.runs = l.ctas = (l.blocks + per_cta - 1) / per_cta;
   } else {
     const std::size_t lanes = static_cast<std::size_t>(t.lanes_per_thread);

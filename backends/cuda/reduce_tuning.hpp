@@ -24,7 +24,7 @@ struct ReduceTuning {
   int ctas_per_sm = 0;         // a cap on the grid (CUDA blocks of 8 warps per SM), warps then
                                // take several runs; -1 = no cap (one warp per run)
   std::size_t run_blocks = 0;  // forces the run size (a power of two, 1..2^20; raised to
-                               // lanes_per_thread); also the plan blocks per CUDA block of min/max
+                               // lanes_per_thread); for min/max, the plan blocks per CUDA block
 };
 
 // The (lanes_per_thread, loads) pairs that are built, for benchmarks and tests.

@@ -24,7 +24,11 @@
 // calls just before it, at least three L2 sizes away, so that no method finds its operands in
 // L2 from an earlier call (back to back on one array, what stays in L2 depends on each
 // method's reading order once the arrays are near the L2's size, 2^24..2^25 of f32).
-//   ew-cuda-reduce-bench [--sizes 20..28] [--reps 30] [--csv FILE] [--device-result [--cold] | --sweep]
+//
+// --extrema: min_element and max_element (value and index to the host after every call, as the
+// library returns them) next to cub::DeviceReduce::ArgMin / ArgMax, f32 and f64; GB/s counts
+// the array read once. The index of each is printed (cub's NaN rule differs; the data hold none).
+//   ew-cuda-reduce-bench [--sizes 20..28] [--reps 30] [--csv FILE] [--device-result [--cold] | --sweep | --extrema]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -286,11 +290,60 @@ bool sweep(ew::Context& ctx, const std::vector<int>& exponents, int reps, FILE* 
   return same;
 }
 
+// min_element and max_element against cub's ArgMin / ArgMax, host form (steady_clock per
+// call, the median of `reps`), on an array whose values repeat (ties: the first index wins).
+template <class T>
+void extrema(ew::Context& ctx, const std::vector<int>& exponents, int reps, FILE* csv) {
+  std::size_t max_n = 0;
+  for (int e : exponents) max_n = std::max(max_n, std::size_t(1) << e);
+  ew::Buffer<T> x(ctx, max_n);
+  std::vector<T> host(max_n);
+  for (std::size_t i = 0; i < max_n; ++i) host[i] = static_cast<T>((i * 2654435761u % 1000003) * 1e-6 - 0.5);
+  x.upload(host.data(), max_n);
+  const char* dtype = sizeof(T) == 4 ? "f32" : "f64";
+  const auto median = [reps](const std::function<void()>& call) {
+    call();
+    std::vector<double> seconds;
+    for (int r = 0; r < reps; ++r) {
+      const auto t0 = std::chrono::steady_clock::now();
+      call();
+      seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+    std::sort(seconds.begin(), seconds.end());
+    return seconds[seconds.size() / 2];
+  };
+  for (int e : exponents) {
+    const std::size_t n = std::size_t(1) << e;
+    const ew::Span<const T> xs(x.data(), n, ew::MemorySpace::device);
+    for (bool is_min : {true, false}) {
+      ew::Extremum<T> ours{};
+      ew::bench::ValueIndex theirs{};
+      const double t_ours = median([&] { ours = is_min ? ew::min_element<T>(ctx, xs) : ew::max_element<T>(ctx, xs); });
+      const double t_cub = median(
+          [&] { theirs = ew::bench::cub_extremum(is_min, ew::dtype_v<T>, n, x.data(), ctx.native_stream()); });
+      const char* what = is_min ? "min" : "max";
+      const double bytes = static_cast<double>(n) * sizeof(T);
+      std::printf("%-5s %s 2^%-2d %-34s %9.1f GB/s %9.2f us  %5.2fx cub  value %.9g index %zu\n", what, dtype, e,
+                  "ew cuda", bytes / t_ours / 1e9, t_ours * 1e6, t_cub / t_ours, static_cast<double>(ours.value),
+                  ours.index);
+      std::printf("%-5s %s 2^%-2d %-34s %9.1f GB/s %9.2f us  %5.2fx cub  value %.9g index %zu\n", what, dtype, e,
+                  "cub::DeviceReduce::ArgMin/ArgMax", bytes / t_cub / 1e9, t_cub * 1e6, 1.0, theirs.value, theirs.index);
+      if (csv) {
+        std::fprintf(csv, "%s,%s,%zu,ew cuda,host-result,%.6e,%.3f,%.17g,\n", what, dtype, n, t_ours,
+                     bytes / t_ours / 1e9, static_cast<double>(ours.value));
+        std::fprintf(csv, "%s,%s,%zu,cub::DeviceReduce::ArgMin/ArgMax,host-result,%.6e,%.3f,%.17g,\n", what, dtype, n,
+                     t_cub, bytes / t_cub / 1e9, theirs.value);
+      }
+      std::fflush(stdout);
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int lo = 20, hi = 28, reps = 30;
-  bool device_result = false, tunings = false, sizes_given = false, cold = false;
+  bool device_result = false, tunings = false, sizes_given = false, cold = false, extremes = false;
   const char* csv_path = nullptr;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -306,12 +359,18 @@ int main(int argc, char** argv) {
       tunings = true;
     } else if (a == "--cold") {
       cold = true;
+    } else if (a == "--extrema") {
+      extremes = true;
     } else {
       std::fprintf(stderr,
                    "usage: ew-cuda-reduce-bench [--sizes LO..HI (log2, 0..31)] [--reps N] [--csv FILE] "
-                   "[--device-result [--cold] | --sweep]\n");
+                   "[--device-result [--cold] | --sweep | --extrema]\n");
       return a == "--help" ? 0 : 2;
     }
+  }
+  if (extremes && (tunings || device_result)) {
+    std::fprintf(stderr, "ew-cuda-reduce-bench: --extrema runs alone\n");
+    return 2;
   }
   if (cold && (tunings || !device_result)) {
     std::fprintf(stderr, "ew-cuda-reduce-bench: --cold goes with --device-result\n");
@@ -324,6 +383,15 @@ int main(int argc, char** argv) {
   try {
     ew::Context ctx(ew::Backend::cuda);
     std::printf("ew-cuda-reduce-bench: %s\n", ew::backend_status(ew::Backend::cuda).detail.c_str());
+    if (extremes) {
+      std::printf("form: min_element / max_element, value and index on the host after every call\n");
+      FILE* csv = csv_path ? std::fopen(csv_path, "w") : nullptr;
+      if (csv) std::fprintf(csv, "reduction,dtype,n,method,form,seconds,gbps,value,bits_vs_default\n");
+      extrema<float>(ctx, exponents, reps, csv);
+      extrema<double>(ctx, exponents, reps, csv);
+      if (csv) std::fclose(csv);
+      return 0;
+    }
     std::printf("form: %s\n", tunings ? "sweep of the kernel's tunings, device-resident results, batches of 20 calls"
                               : device_result && cold ? "device-resident results, batches of 20 calls timed with CUDA "
                                                         "events, each call on copies of the arrays away from L2"

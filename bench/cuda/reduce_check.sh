@@ -21,15 +21,18 @@
 # --expr-only runs the reductions over an expression alone: their tests (every backend built,
 # cuda's fused kernel and its chunked path for pinned inputs), memcheck and racecheck on
 # them, and ew-roofline's reductions over an expression.
+# --extrema-only: the reduction tests, memcheck and racecheck on those of min_element and
+# max_element, and ew-cuda-reduce-bench --extrema (against cub's ArgMin / ArgMax).
 # Usage, from the repository root on a GPU machine (see docs/gpu.md):
-#   bash bench/cuda/reduce_check.sh [--no-bench | --quick | --expr-only] [extra CMake arguments]
+#   bash bench/cuda/reduce_check.sh [--no-bench | --quick | --expr-only | --extrema-only] [extra CMake arguments]
 set -uo pipefail
 source "$(dirname "$0")/check_common.sh"
-quick=0 expr_only=0
+quick=0 expr_only=0 extrema_only=0
 case ${1:-} in
   --no-bench) bench=0; shift ;;
   --quick) quick=1; shift ;;
   --expr-only) expr_only=1; shift ;;
+  --extrema-only) extrema_only=1; shift ;;
 esac
 
 step configure
@@ -60,6 +63,25 @@ if (( expr_only )); then
   build-gpu/bench/roofline/ew-roofline --backends cuda --dtypes f32,f64 --ops copy --sizes 20,24,26,28 --warm \
     --no-expressions --json "$out/reduce-roofline-expr.json" > "$out/reduce-roofline-expr.log" 2>&1 || status=1
   grep -E "^device|sum\(\(a-b\)\^2\)|asum\(a\*b\)|NOT VERIFIED" "$out/reduce-roofline-expr.log"
+  exit $status
+fi
+
+if (( extrema_only )); then
+  step "build (min_element, max_element)"
+  cmake --build build-gpu -j 16 --target ew_reduce_tests ew-cuda-reduce-bench > "$out/reduce-build.log" 2>&1 ||
+    { tail -60 "$out/reduce-build.log"; exit 1; }
+  step "reduction tests: every backend, cuda bit for bit against scalar"
+  build-gpu/tests/reduce/ew_reduce_tests > "$out/reduce-tests.log" 2>&1 || status=1
+  grep -E "^\[  (PASSED|FAILED|SKIPPED) " "$out/reduce-tests.log"
+  grep -q "SKIPPED ] cuda/" "$out/reduce-tests.log" && { echo "cuda cases skipped: no usable GPU?"; status=1; }
+  for tool in memcheck racecheck; do
+    step "compute-sanitizer --tool $tool (min_element, max_element among them)"
+    sanitize_reductions $tool extrema- 'cuda/Reduce.SameBitsAsScalarWithSpecialValues/*:cuda/Reduce.SpecialValueRules/*:cuda/Reduce16.SameBitsWithSpecialValues/*'
+  done
+  step "ew-cuda-reduce-bench --extrema 2^20..2^28 (against cub ArgMin / ArgMax)"
+  build-gpu/bench/cuda/ew-cuda-reduce-bench --extrema --sizes 20..28 --csv "$out/reduce-extrema.csv" \
+    > "$out/reduce-extrema.log" 2>&1 || status=1
+  cat "$out/reduce-extrema.log"
   exit $status
 fi
 
@@ -98,6 +120,9 @@ if (( bench )); then
   step "ew-cuda-reduce-bench 2^20..2^28, value on the host after every call"
   $b --sizes 20..28 --csv "$out/reduce-bench.csv" > "$out/reduce-bench.log" 2>&1 || status=1
   cat "$out/reduce-bench.log"
+  step "ew-cuda-reduce-bench --extrema 2^20..2^28 (min_element, max_element against cub ArgMin / ArgMax)"
+  $b --extrema --sizes 20..28 --csv "$out/reduce-extrema.csv" > "$out/reduce-extrema.log" 2>&1 || status=1
+  cat "$out/reduce-extrema.log"
   step "ew-cuda-reduce-bench --device-result 2^20..2^28 (with the non-reproducible atomic variant)"
   $b --device-result --sizes 20..28 --reps 15 --csv "$out/reduce-bench-device.csv" > "$out/reduce-bench-device.log" 2>&1 || status=1
   cat "$out/reduce-bench-device.log"

@@ -460,6 +460,39 @@ std::vector<DeviceReducePeer> cuda_reduce_device_peers() {
           {"atomic, plan order", false, &plan_order_supports, &plan_order_enqueue}};
 }
 
+namespace {
+template <class T>
+ValueIndex cub_extremum_typed(bool is_min, std::size_t n, const T* x, cudaStream_t stream) {
+  Scratch& s = scratch();
+  static T* value = nullptr;
+  static long long* index = nullptr;
+  if (!value) check(cudaMalloc(&value, sizeof(T)), "cudaMalloc");
+  if (!index) check(cudaMalloc(&index, sizeof(long long)), "cudaMalloc");
+  const auto count = static_cast<::cuda::std::int64_t>(n);
+  std::size_t bytes = 0;
+  const auto run = [&](void* temp) {
+    return is_min ? cub::DeviceReduce::ArgMin(temp, bytes, x, value, index, count, stream)
+                  : cub::DeviceReduce::ArgMax(temp, bytes, x, value, index, count, stream);
+  };
+  check(run(nullptr), "cub::DeviceReduce::ArgMin/ArgMax");
+  s.reserve(bytes);
+  check(run(s.temp), "cub::DeviceReduce::ArgMin/ArgMax");
+  T v{};
+  long long i = 0;
+  check(cudaMemcpyAsync(&v, value, sizeof(T), cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync");
+  check(cudaMemcpyAsync(&i, index, sizeof(i), cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync");
+  check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  return {static_cast<double>(v), static_cast<std::size_t>(i)};
+}
+}  // namespace
+
+ValueIndex cub_extremum(bool is_min, DType dtype, std::size_t n, const void* x, void* stream) {
+  const auto st = static_cast<cudaStream_t>(stream);
+  if (dtype == DType::f32) return cub_extremum_typed(is_min, n, static_cast<const float*>(x), st);
+  if (dtype == DType::f64) return cub_extremum_typed(is_min, n, static_cast<const double*>(x), st);
+  throw std::invalid_argument("cub_extremum: f32 and f64 only");
+}
+
 std::vector<ReducePeer> cuda_reduce_peers() {
   return {{"cub::DeviceReduce", true, &cub_supports, &cub_run}, {"cublas dot/nrm2", true, &cublas_supports, &cublas_run}};
 }

@@ -137,6 +137,18 @@ TEST_P(Reduce, SpecialValueRules) {
   EXPECT_TRUE(std::signbit(m.value));
   EXPECT_TRUE(same_bits(run(Red::sum).value, 0.0));
 
+  // Every element the identity itself (+inf for min, -inf for max): the first one wins.
+  std::fill(x.host.begin(), x.host.end(), inf);
+  reset();
+  m = run(Red::min);
+  EXPECT_EQ(m.index, 0u);
+  EXPECT_EQ(m.value, inf);
+  std::fill(x.host.begin(), x.host.end(), -inf);
+  reset();
+  m = run(Red::max);
+  EXPECT_EQ(m.index, 0u);
+  EXPECT_EQ(m.value, -inf);
+
   // The 2-norm neither overflows nor underflows.
   std::fill(x.host.begin(), x.host.end(), 1e300);
   reset();
