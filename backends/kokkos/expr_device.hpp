@@ -38,7 +38,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "ew/error.hpp"
@@ -583,34 +586,68 @@ KOKKOS_FORCEINLINE_FUNCTION void step(const LaneInstr& in, Lanes<T, U>& acc, Reg
 
 }  // namespace lanes
 
-// Float files of two registers on Cuda (sm_80+) take their inputs through shared memory:
+// Float files of two registers on Cuda (sm_80+) can take their inputs through shared memory:
 // each thread keeps the inputs of its next `staged_depth - 1` iterations in flight as
 // asynchronous copies into slots of its own and reads an iteration's slot into registers
 // only when it walks it. In the register path the next iteration's inputs wait in
-// registers, which kept clamp at 94 registers and 2 blocks an SM: 32 KiB in flight an SM,
-// where an H200 needs about 69 (docs/PERFORMANCE.md, the generated bulk kernel). Staged, the
-// walk takes 70 registers and 3 blocks (32 KiB of shared memory each, with Kokkos's own
-// 1 KiB within the 48 KiB a block may have): on the H200 clamp f32 0.82 -> 0.89x cuda at
-// 2^26 (kokkos_variants.sh, 2026-11-24). Doubles lost staged (80 registers and 16 bytes of
-// stack at 3 blocks: clamp f64 0.90 -> 0.86), and so did files of one register (relu 0.94 ->
-// 0.88 at depth 4 or 5): both keep the register path. EW_KOKKOS_STAGED 0: the register path
-// for all (kokkos_variants.sh).
+// registers, which kept clamp at 94 registers and 2 blocks an SM: 32 KiB in flight an SM.
+// Staged, the walk takes 70 registers and 3 blocks (32 KiB of shared memory each, with
+// Kokkos's own 1 KiB within the 48 KiB a block may have), and pays for it in instructions
+// (the slots' reads, the copies' bookkeeping). Which one wins depends on the bandwidth an SM
+// must keep fed (kokkos_variants.sh, clamp f32 kokkos/cuda at 2^26): on the H200 (36.5 GB/s
+// of spec bandwidth per SM) staged 0.89 against 0.82 in registers (2026-11-24); on the H100
+// (25.4 GB/s per SM) 0.85 against 0.89 (2026-11-26). So the walk is staged on devices of at
+// least `staged_bandwidth_per_sm` (between the two: two points, not a model). Doubles lost
+// staged on the H200 (80 registers and 16 bytes of stack at 3 blocks: clamp f64 0.90 -> 0.86),
+// and so did files of one register (relu 0.94 -> 0.88 at depth 4 or 5): both keep the
+// register path. EW_KOKKOS_STAGED (kokkos_variants.sh): 0 the register path everywhere, 1
+// staged everywhere, 2 (default) by the device's bandwidth per SM.
 #ifndef EW_KOKKOS_STAGED
-#define EW_KOKKOS_STAGED 1
+#define EW_KOKKOS_STAGED 2
 #endif
 #ifndef EW_KOKKOS_STAGED_DEPTH
 #define EW_KOKKOS_STAGED_DEPTH 2
 #endif
 inline constexpr int staged_depth = EW_KOKKOS_STAGED_DEPTH;
 inline constexpr int staged_blocks = 3;
+inline constexpr double staged_bandwidth_per_sm = 30e9;  // bytes/s
 template <class T, int R>
-inline constexpr bool staged_walk = EW_KOKKOS_STAGED != 0 && R == 2 && sizeof(T) == 4;
+inline constexpr bool stageable = EW_KOKKOS_STAGED != 0 && R == 2 && sizeof(T) == 4;
+
+// Whether stageable walks on `exec` are staged: its device's spec bandwidth (memory clock x
+// bus width x 2) per SM, asked once per device.
+template <class Exec>
+bool staged_on(const Exec& exec) {
+#if defined(KOKKOS_ENABLE_CUDA)
+  if constexpr (std::is_same_v<Exec, Kokkos::Cuda>) {
+    if (EW_KOKKOS_STAGED != 2) return EW_KOKKOS_STAGED == 1;
+    static std::mutex mutex;
+    static std::map<int, bool> by_device;
+    const int device = exec.cuda_device();
+    const std::lock_guard<std::mutex> lock(mutex);
+    const auto known = by_device.find(device);
+    if (known != by_device.end()) return known->second;
+    int clock_khz = 0, bus_bits = 0, sms = 0, major = 0;
+    const bool asked = cudaDeviceGetAttribute(&clock_khz, cudaDevAttrMemoryClockRate, device) == cudaSuccess &&
+                       cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, device) == cudaSuccess &&
+                       cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) == cudaSuccess &&
+                       cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess;
+    if (!asked) (void)cudaGetLastError();
+    const double per_sm = asked && sms > 0 ? 1e3 * clock_khz * 2.0 * bus_bits / 8.0 / sms : 0.0;
+    // Before sm_80 there are no asynchronous copies: such a walk would run the register path
+    // at the staged walk's 3 blocks, spilling.
+    return by_device[device] = major >= 8 && per_sm >= staged_bandwidth_per_sm;
+  }
+#endif
+  (void)exec;
+  return false;
+}
 
 // The lane walk's functor: work unit w < groups is the whole group at head + w*G; unit
 // `groups` is the head (elements before output 0's first 16-byte boundary), unit
 // groups + 1 the tail (after the last whole group). Thread t takes units t, t + threads,
 // ... U at a time: a grid-stride loop over a grid sized to what the device holds.
-template <class T, int U, int R>
+template <class T, int U, int R, bool Staged = false>
 struct LaneExpr {
   static constexpr int G = lanes::Lanes<T, U>::G;
   LaneInstr code[inline_instructions];  // after the inputs
@@ -650,7 +687,7 @@ struct LaneExpr {
   KOKKOS_INLINE_FUNCTION void operator()(std::int64_t t) const {
     const std::int64_t units = groups + 2, stride = threads * U;
 #if EW_KOKKOS_ASYNC_COPY
-    if constexpr (staged_walk<T, R>) {
+    if constexpr (Staged) {
       staged(t, units, stride);
       return;
     }
@@ -823,10 +860,11 @@ inline constexpr int two_register_blocks = EW_KOKKOS_TWO_REGISTER_BLOCKS;
 
 // Runs the call on `exec` by walking the program per element. Asynchronous on a device
 // space in the inline shape; the general shape fences before it returns (its Views).
-template <class T, int U, int R, class Exec>
+template <class T, int U, int R, bool Staged, class Exec>
 void run_lanes(const Exec& exec, const ExprCall& call, const DevicePlan& plan, const LanePlan& walk,
                std::int64_t max_threads) {
-  using F = LaneExpr<T, U, R>;
+  static_assert(!Staged || stageable<T, R>, "only float files of two registers are staged");
+  using F = LaneExpr<T, U, R, Staged>;
   F f{};
   std::copy(walk.code.begin(), walk.code.end(), f.code);
   std::copy(walk.out_reg, walk.out_reg + walk.outputs, f.out_reg);
@@ -851,7 +889,7 @@ void run_lanes(const Exec& exec, const ExprCall& call, const DevicePlan& plan, c
   // one-register file (78-80 registers) and the staged two-register float file (70); the
   // two-register file in registers takes 94-100.
   constexpr int blocks = R == 1                ? one_register_blocks
-                         : staged_walk<T, R> ? staged_blocks
+                         : Staged              ? staged_blocks
                          : R == 2              ? two_register_blocks
                          : U == 1 && R <= 4    ? 3
                                                : 2;
@@ -886,22 +924,27 @@ bool try_lanes(const Exec& exec, const ExprCall& call, std::int64_t max_threads)
   const bool small = walk.registers <= 4;
   if constexpr (one_register_groups > 0)
     if (walk.registers <= 1) {
-      if (t == DType::f32) run_lanes<float, one_register_groups, 1>(exec, call, plan, walk, max_threads);
-      else run_lanes<double, one_register_groups, 1>(exec, call, plan, walk, max_threads);
+      if (t == DType::f32) run_lanes<float, one_register_groups, 1, false>(exec, call, plan, walk, max_threads);
+      else run_lanes<double, one_register_groups, 1, false>(exec, call, plan, walk, max_threads);
       return true;
     }
   if constexpr (two_register_groups > 0)
     if (walk.registers <= 2) {
-      if (t == DType::f32) run_lanes<float, two_register_groups, 2>(exec, call, plan, walk, max_threads);
-      else run_lanes<double, two_register_groups, 2>(exec, call, plan, walk, max_threads);
+      if (t != DType::f32) run_lanes<double, two_register_groups, 2, false>(exec, call, plan, walk, max_threads);
+      else if constexpr (stageable<float, 2>) {
+        if (staged_on(exec)) run_lanes<float, two_register_groups, 2, true>(exec, call, plan, walk, max_threads);
+        else run_lanes<float, two_register_groups, 2, false>(exec, call, plan, walk, max_threads);
+      } else {
+        run_lanes<float, two_register_groups, 2, false>(exec, call, plan, walk, max_threads);
+      }
       return true;
     }
   if (t == DType::f32) {
-    if (small) run_lanes<float, 2, 4>(exec, call, plan, walk, max_threads);
-    else run_lanes<float, 1, 16>(exec, call, plan, walk, max_threads);
+    if (small) run_lanes<float, 2, 4, false>(exec, call, plan, walk, max_threads);
+    else run_lanes<float, 1, 16, false>(exec, call, plan, walk, max_threads);
   } else {
-    if (small) run_lanes<double, 1, 4>(exec, call, plan, walk, max_threads);
-    else run_lanes<double, 1, 16>(exec, call, plan, walk, max_threads);
+    if (small) run_lanes<double, 1, 4, false>(exec, call, plan, walk, max_threads);
+    else run_lanes<double, 1, 16, false>(exec, call, plan, walk, max_threads);
   }
   return true;
 }

@@ -3,10 +3,12 @@
 # without network access: each variant NAME=DEFINES builds the library with those
 # definitions (the EW_KOKKOS_*_REGISTER_GROUPS and _BLOCKS overrides of
 # backends/kokkos/expr_device.hpp, GROUPS 0: those programs take the small-file walk;
-# EW_KOKKOS_STAGED 0: no walk through shared memory, EW_KOKKOS_STAGED_DEPTH its slots) and
-# runs ew-roofline's expressions with kokkos beside cuda, the same run, warm, at $SIZES
-# (default 24,26,28) with $ROOFLINE_ARGS (for example --expressions silu). The register
-# counts of the walk's kernels go with each variant's log (cuobjdump). KOKKOS_ROOT: a CUDA-enabled Kokkos install. Logs go to $OUT.
+# EW_KOKKOS_STAGED 0: no walk through shared memory, 1: staged on every device, 2 (the
+# default): by the device's bandwidth per SM; EW_KOKKOS_STAGED_DEPTH its slots) and runs
+# ew-roofline's expressions with kokkos beside cuda, the same run, warm, at $SIZES (default
+# 24,26,28) with $ROOFLINE_ARGS (for example --expressions silu). The register counts of the
+# walk's kernels go with each variant's log (cuobjdump). KOKKOS_ROOT: a CUDA-enabled Kokkos
+# install. Logs go to $OUT.
 # About 50 s a variant on an H200 host (the reconfigure rebuilds the C++ sources).
 # Usage, from the repository root:
 #   KOKKOS_ROOT=/opt/kokkos-cuda bash bench/cuda/kokkos_variants.sh \
@@ -25,7 +27,7 @@ for variant in "$@"; do
     { tail -30 "$out/variant-$name-build.log"; status=1; continue; }
   cuobjdump -res-usage build-gpu-kokkos/backends/kokkos/CMakeFiles/ew_backend_kokkos.dir/backend.cpp.o 2>&1 |
     grep -A1 "Function.*LaneExpr" | paste - - |
-    sed -E 's/.*(LaneExprI[a-z]Li[0-9]+ELi[0-9]+E).*(REG:[0-9]+ STACK:[0-9]+).*/\1 \2/' | sort -u |
+    sed -E 's/.*(LaneExprI[a-z]Li[0-9]+ELi[0-9]+E(Lb[01]E)?).*(REG:[0-9]+ STACK:[0-9]+).*/\1 \3/' | sort -u |
     tee "$out/variant-$name-registers.txt"
   build-gpu-kokkos/bench/roofline/ew-roofline --only-expressions --backends cuda,kokkos --sizes "${SIZES:-24,26,28}" \
     --warm ${ROOFLINE_ARGS:-} > "$out/variant-$name-roofline.txt" 2>&1 || status=1
