@@ -1,10 +1,12 @@
 // Reductions over 2^31 + 5 floats (8 GiB, an anonymous MAP_NORESERVE mapping: untouched
-// pages read as zeros and take no RAM) on every CPU backend: block counts and indices
-// past 32 bits, the same bits as the scalar backend. A few minutes of reading: it runs
+// pages read as zeros and take no RAM) on every CPU backend, and on cuda from a copy in
+// device memory where a GPU is usable: block counts and indices past 32 bits, the same bits
+// as the scalar backend. A few minutes of reading: it runs
 // only with EW_RUN_HUGE=1 (ctest -L huge on a machine with time to spare), not in CI.
 #include <sys/mman.h>
 
 #include <cstdlib>
+#include <memory>
 
 #include "reduce_support.hpp"
 
@@ -35,12 +37,19 @@ TEST(ReduceHugeIndex, BeyondTwoToThe31) {
                              reduce<float>(ref, Red::max, xs, xs)};
   EXPECT_EQ(want[1].index, (std::size_t(1) << 31) + 1);
   EXPECT_EQ(want[2].index, n - 2);
-  for (Backend b : {Backend::highway, Backend::kokkos}) {
+  for (Backend b : {Backend::highway, Backend::kokkos, Backend::cuda}) {
     if (!backend_status(b).usable) continue;
     Context ctx(b);
+    // cuda reads a copy in device memory (8 GiB).
+    std::unique_ptr<Buffer<float>> device;
+    if (b == Backend::cuda) {
+      device = std::make_unique<Buffer<float>>(ctx, n, MemorySpace::device);
+      device->upload(x, n);
+    }
+    const Span<const float> in = device ? Span<const float>(device->data(), n, MemorySpace::device) : xs;
     int k = 0;
     for (Red r : {Red::sum, Red::min, Red::max}) {
-      const Got<float> got = reduce<float>(ctx, r, xs, xs);
+      const Got<float> got = reduce<float>(ctx, r, in, in);
       EXPECT_TRUE(got == want[k]) << to_string(b) << " " << name(r) << ": " << show(got) << ", scalar " << show(want[k]);
       ++k;
     }
