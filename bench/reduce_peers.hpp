@@ -60,8 +60,9 @@ std::vector<ExprReducePeer> cpu_expr_reduce_peers();
 std::vector<ExprReducePeer> cuda_expr_reduce_peers();
 
 // min_element/max_element's peer on the GPU: cub::DeviceReduce::ArgMin / ArgMax (the first
-// index of the smallest / largest value, by cub's `<`, so NaN never wins), f32 and f64, the
-// value and index on the host when it returns (`stream` a cudaStream_t).
+// index of the smallest / largest value by cub's `<`; with NaN the result depends on the order
+// of its comparisons), f32 and f64, value and index brought to the host in one copy into pinned
+// memory, as the library brings them (`stream` a cudaStream_t).
 struct ValueIndex {
   double value;
   std::size_t index;

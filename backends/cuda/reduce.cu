@@ -519,8 +519,8 @@ __global__ void __launch_bounds__(threads_per_cta)
   if (!last) return;
   v = is_min ? __longlong_as_double(0x7ff0000000000000LL) : __longlong_as_double(0xfff0000000000000LL);
   at = ~0ull;
+  // (The barrier after `last` also ends thread 0's reads of sh above.)
   for (unsigned i = t; i < gridDim.x; i += threads_per_cta) take(is_min, v, at, __ldcg(partials + i), __ldcg(indices + i));
-  __syncthreads();  // sh is reused
   block_winner(is_min, v, at, sh, sh_index);
   if (t == 0) {
     // The winner's value with the bits the plan gives it (ew::half's exact conversion
@@ -561,7 +561,6 @@ cudaError_t launch_shape(const ReduceCall& c, const Launch& l) {
   }
 }
 
-// CUDA blocks of the kernel resident on one SM (registers decide), asked once per kernel.
 // CUDA blocks of `kernel` resident on one SM (registers decide), at least 1.
 template <class Kernel>
 int occupancy(Kernel kernel) {
@@ -753,6 +752,7 @@ ReduceResult Reducer::run(const ReduceCall& c, cudaStream_t stream, int sm_count
     // most 2^30 elements a CUDA block so that its threads count vectors in 32 bits.
     const std::size_t wave = sms * static_cast<std::size_t>(resident_extremum(c.dtype, c.kind));
     std::size_t per_cta = t.run_blocks ? t.run_blocks : (l.blocks + wave - 1) / wave;
+    if (per_cta == 0) per_cta = 1;  // n = 0 (the API answers it before this; no division by 0)
     const std::size_t most = (std::size_t(1) << 30) / plan::block_elements;
     l.run_blocks = per_cta < most ? per_cta : most;
     per_cta = l.run_blocks;

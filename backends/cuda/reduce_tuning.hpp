@@ -25,6 +25,7 @@ struct ReduceTuning {
                                // take several runs; -1 = no cap (one warp per run)
   std::size_t run_blocks = 0;  // forces the run size (a power of two, 1..2^20; raised to
                                // lanes_per_thread); for min/max, the plan blocks per CUDA block
+                               // (at most 2^19: 2^30 elements)
 };
 
 // The (lanes_per_thread, loads) pairs that are built, for benchmarks and tests.

@@ -35,11 +35,10 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <map>
-#include <mutex>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -615,18 +614,19 @@ template <class T, int R>
 inline constexpr bool stageable = EW_KOKKOS_STAGED != 0 && R == 2 && sizeof(T) == 4;
 
 // Whether stageable walks on `exec` are staged: its device's spec bandwidth (memory clock x
-// bus width x 2) per SM, asked once per device.
+// bus width x 2) per SM, asked once per device (two threads asking at once both get the same
+// answer; no lock on the call's path).
 template <class Exec>
 bool staged_on(const Exec& exec) {
 #if defined(KOKKOS_ENABLE_CUDA)
   if constexpr (std::is_same_v<Exec, Kokkos::Cuda>) {
     if (EW_KOKKOS_STAGED != 2) return EW_KOKKOS_STAGED == 1;
-    static std::mutex mutex;
-    static std::map<int, bool> by_device;
+    constexpr int devices = 64;
+    static std::atomic<int> known[devices] = {};  // 0: not asked yet, 1: registers, 2: staged
     const int device = exec.cuda_device();
-    const std::lock_guard<std::mutex> lock(mutex);
-    const auto known = by_device.find(device);
-    if (known != by_device.end()) return known->second;
+    const bool cached = device >= 0 && device < devices;
+    if (cached)
+      if (const int k = known[device].load(std::memory_order_relaxed)) return k == 2;
     int clock_khz = 0, bus_bits = 0, sms = 0, major = 0;
     const bool asked = cudaDeviceGetAttribute(&clock_khz, cudaDevAttrMemoryClockRate, device) == cudaSuccess &&
                        cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, device) == cudaSuccess &&
@@ -636,7 +636,9 @@ bool staged_on(const Exec& exec) {
     const double per_sm = asked && sms > 0 ? 1e3 * clock_khz * 2.0 * bus_bits / 8.0 / sms : 0.0;
     // Before sm_80 there are no asynchronous copies: such a walk would run the register path
     // at the staged walk's 3 blocks, spilling.
-    return by_device[device] = major >= 8 && per_sm >= staged_bandwidth_per_sm;
+    const bool staged = major >= 8 && per_sm >= staged_bandwidth_per_sm;
+    if (cached) known[device].store(staged ? 2 : 1, std::memory_order_relaxed);
+    return staged;
   }
 #endif
   (void)exec;

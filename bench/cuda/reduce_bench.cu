@@ -27,7 +27,8 @@
 //
 // --extrema: min_element and max_element (value and index to the host after every call, as the
 // library returns them) next to cub::DeviceReduce::ArgMin / ArgMax, f32 and f64; GB/s counts
-// the array read once. The index of each is printed (cub's NaN rule differs; the data hold none).
+// the array read once. Each size has its single extremes far into the array: both methods
+// must return their indices (exit 1 otherwise; the data hold no NaN, where the rules differ).
 //   ew-cuda-reduce-bench [--sizes 20..28] [--reps 30] [--csv FILE] [--device-result [--cold] | --sweep | --extrema]
 #include <algorithm>
 #include <chrono>
@@ -291,15 +292,25 @@ bool sweep(ew::Context& ctx, const std::vector<int>& exponents, int reps, FILE* 
 }
 
 // min_element and max_element against cub's ArgMin / ArgMax, host form (steady_clock per
-// call, the median of `reps`), on an array whose values repeat (ties: the first index wins).
+// call, the median of `reps`). Values in [-0.5, 0.5) repeat; each size's prefix has its own
+// single smallest and largest element, far into it (at 7/10 and 3/10 of it), whose indices
+// both methods must find. Returns false when they do not.
 template <class T>
-void extrema(ew::Context& ctx, const std::vector<int>& exponents, int reps, FILE* csv) {
+bool extrema(ew::Context& ctx, const std::vector<int>& exponents, int reps, FILE* csv) {
   std::size_t max_n = 0;
   for (int e : exponents) max_n = std::max(max_n, std::size_t(1) << e);
   ew::Buffer<T> x(ctx, max_n);
   std::vector<T> host(max_n);
   for (std::size_t i = 0; i < max_n; ++i) host[i] = static_cast<T>((i * 2654435761u % 1000003) * 1e-6 - 0.5);
+  const auto lowest_at = [](std::size_t n) { return n / 10 * 7 + 3; };
+  const auto highest_at = [](std::size_t n) { return n / 10 * 3 + 1; };
+  for (int e : exponents) {  // a larger size's extremes beat every smaller size's
+    const std::size_t n = std::size_t(1) << e;
+    host[lowest_at(n)] = static_cast<T>(-1 - e / 64.0);
+    host[highest_at(n)] = static_cast<T>(1 + e / 64.0);
+  }
   x.upload(host.data(), max_n);
+  bool agree = true;
   const char* dtype = sizeof(T) == 4 ? "f32" : "f64";
   const auto median = [reps](const std::function<void()>& call) {
     call();
@@ -322,6 +333,12 @@ void extrema(ew::Context& ctx, const std::vector<int>& exponents, int reps, FILE
       const double t_cub = median(
           [&] { theirs = ew::bench::cub_extremum(is_min, ew::dtype_v<T>, n, x.data(), ctx.native_stream()); });
       const char* what = is_min ? "min" : "max";
+      const std::size_t want = is_min ? lowest_at(n) : highest_at(n);
+      if (ours.index != want || theirs.index != want) {
+        std::printf("%-5s %s 2^%-2d INDEX MISMATCH: ew %zu, cub %zu, expected %zu\n", what, dtype, e, ours.index,
+                    theirs.index, want);
+        agree = false;
+      }
       const double bytes = static_cast<double>(n) * sizeof(T);
       std::printf("%-5s %s 2^%-2d %-34s %9.1f GB/s %9.2f us  %5.2fx cub  value %.9g index %zu\n", what, dtype, e,
                   "ew cuda", bytes / t_ours / 1e9, t_ours * 1e6, t_cub / t_ours, static_cast<double>(ours.value),
@@ -337,6 +354,7 @@ void extrema(ew::Context& ctx, const std::vector<int>& exponents, int reps, FILE
       std::fflush(stdout);
     }
   }
+  return agree;
 }
 
 }  // namespace
@@ -387,10 +405,10 @@ int main(int argc, char** argv) {
       std::printf("form: min_element / max_element, value and index on the host after every call\n");
       FILE* csv = csv_path ? std::fopen(csv_path, "w") : nullptr;
       if (csv) std::fprintf(csv, "reduction,dtype,n,method,form,seconds,gbps,value,bits_vs_default\n");
-      extrema<float>(ctx, exponents, reps, csv);
-      extrema<double>(ctx, exponents, reps, csv);
+      bool agree = extrema<float>(ctx, exponents, reps, csv);
+      agree &= extrema<double>(ctx, exponents, reps, csv);
       if (csv) std::fclose(csv);
-      return 0;
+      return agree ? 0 : 1;
     }
     std::printf("form: %s\n", tunings ? "sweep of the kernel's tunings, device-resident results, batches of 20 calls"
                               : device_result && cold ? "device-resident results, batches of 20 calls timed with CUDA "

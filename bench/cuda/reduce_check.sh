@@ -22,7 +22,8 @@
 # cuda's fused kernel and its chunked path for pinned inputs), memcheck and racecheck on
 # them, and ew-roofline's reductions over an expression.
 # --extrema-only: the reduction tests, memcheck and racecheck on those of min_element and
-# max_element, and ew-cuda-reduce-bench --extrema (against cub's ArgMin / ArgMax).
+# max_element, the 2^31 + 5 test (8 GiB on the GPU) and ew-cuda-reduce-bench --extrema
+# (against cub's ArgMin / ArgMax).
 # Usage, from the repository root on a GPU machine (see docs/gpu.md):
 #   bash bench/cuda/reduce_check.sh [--no-bench | --quick | --expr-only | --extrema-only] [extra CMake arguments]
 set -uo pipefail
@@ -68,16 +69,19 @@ fi
 
 if (( extrema_only )); then
   step "build (min_element, max_element)"
-  cmake --build build-gpu -j 16 --target ew_reduce_tests ew-cuda-reduce-bench > "$out/reduce-build.log" 2>&1 ||
-    { tail -60 "$out/reduce-build.log"; exit 1; }
+  cmake --build build-gpu -j 16 --target ew_reduce_tests ew_reduce_huge_tests ew-cuda-reduce-bench \
+    > "$out/reduce-build.log" 2>&1 || { tail -60 "$out/reduce-build.log"; exit 1; }
   step "reduction tests: every backend, cuda bit for bit against scalar"
   build-gpu/tests/reduce/ew_reduce_tests > "$out/reduce-tests.log" 2>&1 || status=1
   grep -E "^\[  (PASSED|FAILED|SKIPPED) " "$out/reduce-tests.log"
   grep -q "SKIPPED ] cuda/" "$out/reduce-tests.log" && { echo "cuda cases skipped: no usable GPU?"; status=1; }
   for tool in memcheck racecheck; do
     step "compute-sanitizer --tool $tool (min_element, max_element among them)"
-    sanitize_reductions $tool extrema- 'cuda/Reduce.SameBitsAsScalarWithSpecialValues/*:cuda/Reduce.SpecialValueRules/*:cuda/Reduce16.SameBitsWithSpecialValues/*'
+    sanitize_reductions $tool extrema- 'cuda/Reduce.SameBitsAsScalarWithSpecialValues/*:cuda/Reduce.SpecialValueRules/*:cuda/Reduce16.SameBitsWithSpecialValues/*:cuda/ReduceGrid.ExtremaThroughWholeBatches/*'
   done
+  step "2^31 + 5 floats: sum, min, max on cuda against scalar (EW_RUN_HUGE=1)"
+  EW_RUN_HUGE=1 build-gpu/tests/reduce/ew_reduce_huge_tests > "$out/reduce-huge.log" 2>&1 || status=1
+  grep -E "^\[  (PASSED|FAILED|SKIPPED) |Failure" "$out/reduce-huge.log"
   step "ew-cuda-reduce-bench --extrema 2^20..2^28 (against cub ArgMin / ArgMax)"
   build-gpu/bench/cuda/ew-cuda-reduce-bench --extrema --sizes 20..28 --csv "$out/reduce-extrema.csv" \
     > "$out/reduce-extrema.log" 2>&1 || status=1
@@ -112,7 +116,7 @@ fi
 
 for tool in memcheck racecheck synccheck; do
   step "compute-sanitizer --tool $tool"
-  sanitize_reductions $tool "" 'cuda/Reduce.SameBitsAsScalarWithSpecialValues/*:cuda/Reduce.SpecialValueRules/*:cuda/Reduce.EmptyGivesTheIdentity/*:cuda/Reduce16.SameBitsWithSpecialValues/*:cuda/Reduce16.StoresAFloatIntoAResultSpan/*:cuda/ExprReduce.SpecialValuesAndEmpty/*:cuda/ExprReduceGpu.PinnedAndManagedInputs/*'
+  sanitize_reductions $tool "" 'cuda/Reduce.SameBitsAsScalarWithSpecialValues/*:cuda/Reduce.SpecialValueRules/*:cuda/Reduce.EmptyGivesTheIdentity/*:cuda/Reduce16.SameBitsWithSpecialValues/*:cuda/Reduce16.StoresAFloatIntoAResultSpan/*:cuda/ExprReduce.SpecialValuesAndEmpty/*:cuda/ExprReduceGpu.PinnedAndManagedInputs/*:cuda/ReduceGrid.ExtremaThroughWholeBatches/*'
 done
 
 if (( bench )); then

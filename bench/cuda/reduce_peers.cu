@@ -461,28 +461,32 @@ std::vector<DeviceReducePeer> cuda_reduce_device_peers() {
 }
 
 namespace {
+// cub's outputs side by side in device memory, so that one copy brings both back.
+template <class T>
+struct ValueAndIndex {
+  T value;
+  long long index;
+};
+
 template <class T>
 ValueIndex cub_extremum_typed(bool is_min, std::size_t n, const T* x, cudaStream_t stream) {
   Scratch& s = scratch();
-  static T* value = nullptr;
-  static long long* index = nullptr;
-  if (!value) check(cudaMalloc(&value, sizeof(T)), "cudaMalloc");
-  if (!index) check(cudaMalloc(&index, sizeof(long long)), "cudaMalloc");
+  static ValueAndIndex<T>* device = nullptr;
+  static ValueAndIndex<T>* host = nullptr;
+  if (!device) check(cudaMalloc(&device, sizeof(*device)), "cudaMalloc");
+  if (!host) check(cudaMallocHost(&host, sizeof(*host)), "cudaMallocHost");
   const auto count = static_cast<::cuda::std::int64_t>(n);
   std::size_t bytes = 0;
   const auto run = [&](void* temp) {
-    return is_min ? cub::DeviceReduce::ArgMin(temp, bytes, x, value, index, count, stream)
-                  : cub::DeviceReduce::ArgMax(temp, bytes, x, value, index, count, stream);
+    return is_min ? cub::DeviceReduce::ArgMin(temp, bytes, x, &device->value, &device->index, count, stream)
+                  : cub::DeviceReduce::ArgMax(temp, bytes, x, &device->value, &device->index, count, stream);
   };
   check(run(nullptr), "cub::DeviceReduce::ArgMin/ArgMax");
   s.reserve(bytes);
   check(run(s.temp), "cub::DeviceReduce::ArgMin/ArgMax");
-  T v{};
-  long long i = 0;
-  check(cudaMemcpyAsync(&v, value, sizeof(T), cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync");
-  check(cudaMemcpyAsync(&i, index, sizeof(i), cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync");
+  check(cudaMemcpyAsync(host, device, sizeof(*host), cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync");
   check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
-  return {static_cast<double>(v), static_cast<std::size_t>(i)};
+  return {static_cast<double>(host->value), static_cast<std::size_t>(host->index)};
 }
 }  // namespace
 

@@ -196,6 +196,47 @@ TEST_P(ReduceGrid, PinnedAndManagedOperands) {
   }
 }
 
+// min/max through the kernel's whole batches (8 vectors a thread, the next 8 in flight): CUDA
+// blocks of 16 plan blocks (32768 elements, 2048 or more vectors) and the default one wave, at
+// offsets that put the array off and on 16-byte boundaries, with a NaN, ties and the extremes
+// late in the array. Small enough for compute-sanitizer (reduce_check.sh runs it there).
+template <class T>
+void extrema_in_batches(Context& ctx, Context& ref) {
+  using ew::detail::cuda::ReduceTuning;
+  const std::size_t total = 40 * B + 13;
+  std::vector<T> xs = random_vector<T>(total);
+  xs[31 * B + 7] = xs[33 * B + 1] = T(1e4f);    // a tie for max: the first wins
+  xs[35 * B + 2] = xs[36 * B + 9] = T(-1e4f);   // and for min
+  for (int nan = 0; nan < 2; ++nan) {
+    if (nan) xs[38 * B + 5] = T(std::numeric_limits<float>::quiet_NaN());
+    Buffer<T> x(ctx, total);
+    x.upload(xs.data(), total);
+    for (std::size_t run : {std::size_t(16), std::size_t(0)}) {
+      ReduceTuning t;
+      t.run_blocks = run;
+      ew::detail::cuda::set_reduce_tuning(t);
+      for (std::size_t offset : {0, 1, 3})
+        for (Red r : {Red::min, Red::max}) {
+          const std::size_t n = total - offset;
+          const Got<T> want = reduce<T>(ref, r, Span<const T>(xs.data() + offset, n), Span<const T>(xs.data() + offset, n));
+          const Got<T> got = reduce<T>(ctx, r, Span<const T>(x.data() + offset, n, x.space()),
+                                       Span<const T>(x.data() + offset, n, x.space()));
+          ASSERT_TRUE(got == want) << name(r) << " " << to_string(dtype_v<T>) << " offset " << offset << " runs of "
+                                   << run << (nan ? " with a NaN" : "") << ": " << show(got) << ", scalar " << show(want);
+        }
+    }
+  }
+  ew::detail::cuda::set_reduce_tuning({});
+}
+
+TEST_P(ReduceGrid, ExtremaThroughWholeBatches) {
+  Context ctx(GetParam());
+  Context ref(Backend::scalar);
+  extrema_in_batches<float>(ctx, ref);
+  extrema_in_batches<double>(ctx, ref);
+  extrema_in_batches<half>(ctx, ref);
+}
+
 INSTANTIATE_TEST_SUITE_P(cuda, ReduceGrid, testing::Values(Backend::cuda));
 
 }  // namespace

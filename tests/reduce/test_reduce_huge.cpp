@@ -5,6 +5,7 @@
 // only with EW_RUN_HUGE=1 (ctest -L huge on a machine with time to spare), not in CI.
 #include <sys/mman.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 
@@ -40,10 +41,16 @@ TEST(ReduceHugeIndex, BeyondTwoToThe31) {
   for (Backend b : {Backend::highway, Backend::kokkos, Backend::cuda}) {
     if (!backend_status(b).usable) continue;
     Context ctx(b);
-    // cuda reads a copy in device memory (8 GiB).
+    // cuda reads a copy in device memory (8 GiB; a GPU with less is said and passed over).
     std::unique_ptr<Buffer<float>> device;
     if (b == Backend::cuda) {
-      device = std::make_unique<Buffer<float>>(ctx, n, MemorySpace::device);
+      try {
+        device = std::make_unique<Buffer<float>>(ctx, n, MemorySpace::device);
+      } catch (const Error& e) {
+        if (e.code() != Errc::out_of_memory) throw;
+        std::printf("cuda not run: %s\n", e.what());
+        continue;
+      }
       device->upload(x, n);
     }
     const Span<const float> in = device ? Span<const float>(device->data(), n, MemorySpace::device) : xs;
