@@ -293,8 +293,9 @@ bool sweep(ew::Context& ctx, const std::vector<int>& exponents, int reps, FILE* 
 
 // min_element and max_element against cub's ArgMin / ArgMax, host form (steady_clock per
 // call, the median of `reps`). Values in [-0.5, 0.5) repeat; each size's prefix has its own
-// single smallest and largest element, far into it (at 7/10 and 3/10 of it), whose indices
-// both methods must find. Returns false when they do not.
+// single smallest and largest element, far into it (at 7/10 and 6/10 of it: past the half, so
+// that the next size's, larger, lie beyond it), whose indices both methods must find. Returns
+// false when they do not.
 template <class T>
 bool extrema(ew::Context& ctx, const std::vector<int>& exponents, int reps, FILE* csv) {
   std::size_t max_n = 0;
@@ -303,7 +304,7 @@ bool extrema(ew::Context& ctx, const std::vector<int>& exponents, int reps, FILE
   std::vector<T> host(max_n);
   for (std::size_t i = 0; i < max_n; ++i) host[i] = static_cast<T>((i * 2654435761u % 1000003) * 1e-6 - 0.5);
   const auto lowest_at = [](std::size_t n) { return n / 10 * 7 + 3; };
-  const auto highest_at = [](std::size_t n) { return n / 10 * 3 + 1; };
+  const auto highest_at = [](std::size_t n) { return n / 10 * 6 + 1; };
   for (int e : exponents) {  // a larger size's extremes beat every smaller size's
     const std::size_t n = std::size_t(1) << e;
     host[lowest_at(n)] = static_cast<T>(-1 - e / 64.0);
