@@ -37,7 +37,7 @@ case ${1:-} in
 esac
 
 step configure
-bash tools/gpu/prepare.sh build-gpu -DEW_ENABLE_KOKKOS=OFF -DEW_ENABLE_HIGHWAY=ON "$@" || exit 1
+bash tools/gpu/prepare.sh build-gpu -DEW_ENABLE_KOKKOS=OFF -DEW_ENABLE_HIGHWAY=ON -DEW_BUILD_TESTS=ON "$@" || exit 1
 export LD_LIBRARY_PATH=/opt/ewdeps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
 
 # One compute-sanitizer run of the reduction tests on a filter (check_common.sh's sanitize),
