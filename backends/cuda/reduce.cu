@@ -34,6 +34,7 @@
 #include <type_traits>
 
 #include "cuda_error.hpp"
+#include "kernels.cuh"  // launch_kernel, wait_for_previous_grid: programmatic dependent launch
 #include "reduce.hpp"
 
 namespace ew::detail::cuda {
@@ -67,6 +68,7 @@ constexpr ReduceShape shapes[] = {{1, 8}, {1, 16}, {2, 4}, {2, 8}, {2, 16}, {4, 
 
 constexpr int warps_per_cta = 8;
 constexpr int threads_per_cta = warps_per_cta * 32;
+static_assert(threads_per_cta == kThreads, "launched by kernels.cuh's launch_kernel");
 constexpr std::size_t max_run_blocks = std::size_t(1) << 20;
 constexpr int rows = static_cast<int>(plan::block_elements / plan::lanes);  // 64 per plan block
 constexpr int final_in_registers = 16;  // last block: nodes a thread loads at once
@@ -274,6 +276,10 @@ __global__ void __launch_bounds__(threads_per_cta)
   constexpr int G = 32 / V;  // threads per plan block
   __shared__ double warp_nodes[3][warps_per_cta];
   __shared__ bool last;
+  // Nothing global before the kernel ahead of this one on the stream has finished: the
+  // workspace and the operands may be its. Launched right after it, this grid's blocks take
+  // SMs as that kernel's leave, instead of after a launch gap.
+  wait_for_previous_grid();
   const int lane = static_cast<int>(threadIdx.x % 32), warp = static_cast<int>(threadIdx.x / 32);
   const int group = lane / G, q = lane % G;
   const std::size_t warps = static_cast<std::size_t>(gridDim.x) * warps_per_cta;
@@ -445,6 +451,7 @@ __global__ void __launch_bounds__(threads_per_cta)
   __shared__ double sh[warps_per_cta];
   __shared__ unsigned long long sh_index[warps_per_cta];
   __shared__ bool last;
+  wait_for_previous_grid();  // as sum_kernel
   const unsigned t = threadIdx.x;
   const C worst = is_min ? C(__longlong_as_double(0x7ff0000000000000LL)) : C(__longlong_as_double(0xfff0000000000000LL));
 
@@ -536,6 +543,7 @@ __global__ void __launch_bounds__(threads_per_cta)
 struct Launch {
   std::size_t blocks, run_blocks, runs, ctas;
   bool vector_ok;
+  bool dependent;  // programmatic dependent launch
   Header* header;
   double* partials;
   unsigned long long* indices;
@@ -544,11 +552,10 @@ struct Launch {
 
 template <Kind kind, class T, int V, int U>
 cudaError_t launch_sum(const ReduceCall& c, const Launch& l) {
-  sum_kernel<kind, T, V, U><<<static_cast<unsigned>(l.ctas), threads_per_cta, 0, l.stream>>>(
-      static_cast<const T*>(c.x), static_cast<const T*>(c.y), c.n, l.blocks, l.run_blocks, l.runs, l.vector_ok,
-      l.header, l.partials, c.node ? nullptr : static_cast<compute_t<T>*>(c.result),
-      c.node ? (c.result ? static_cast<double*>(c.result) : &l.header->value) : nullptr);
-  return cudaGetLastError();
+  return launch_kernel(sum_kernel<kind, T, V, U>, static_cast<unsigned>(l.ctas), 0, l.stream, l.dependent,
+                       static_cast<const T*>(c.x), static_cast<const T*>(c.y), c.n, l.blocks, l.run_blocks, l.runs,
+                       l.vector_ok, l.header, l.partials, c.node ? nullptr : static_cast<compute_t<T>*>(c.result),
+                       c.node ? (c.result ? static_cast<double*>(c.result) : &l.header->value) : nullptr);
 }
 
 template <class T, int V, int U>
@@ -637,13 +644,9 @@ template <class T>
 cudaError_t launch_extremum(const ReduceCall& c, const Launch& l) {
   const auto* x = static_cast<const T*>(c.x);
   const std::size_t per_cta = l.run_blocks * plan::block_elements;
-  if (c.kind == Kind::min)
-    extremum_kernel<Kind::min, T><<<static_cast<unsigned>(l.ctas), threads_per_cta, 0, l.stream>>>(
-        x, c.n, per_cta, l.header, l.partials, l.indices);
-  else
-    extremum_kernel<Kind::max, T><<<static_cast<unsigned>(l.ctas), threads_per_cta, 0, l.stream>>>(
-        x, c.n, per_cta, l.header, l.partials, l.indices);
-  return cudaGetLastError();
+  return launch_kernel(c.kind == Kind::min ? extremum_kernel<Kind::min, T> : extremum_kernel<Kind::max, T>,
+                       static_cast<unsigned>(l.ctas), 0, l.stream, l.dependent, x, c.n, per_cta, l.header,
+                       l.partials, l.indices);
 }
 
 // CUDA blocks of the min/max kernel resident on one SM.
@@ -691,6 +694,7 @@ ReduceTuning default_reduce_tuning(DType dtype, std::size_t n, int sm_count) {
   t.runs_per_sm = default_runs_per_sm;
   t.ctas_per_sm = default_ctas_per_sm;
   t.run_blocks = 0;
+  t.dependent_launch = 0;
   return t;
 }
 
@@ -707,6 +711,8 @@ void set_reduce_tuning(const ReduceTuning& t) {
                                             " is not a power of two in 1..2^20");
   if (t.runs_per_sm < 0 || t.ctas_per_sm < -1)
     throw Error(Errc::invalid_argument, "reduce tuning: runs_per_sm must be >= 0 and ctas_per_sm >= -1");
+  if (t.dependent_launch < -1 || t.dependent_launch > 0)
+    throw Error(Errc::invalid_argument, "reduce tuning: dependent_launch must be 0 or -1");
   const std::lock_guard<std::mutex> lock(forced_mutex);
   forced = t;
 }
@@ -734,6 +740,7 @@ ReduceResult Reducer::run(const ReduceCall& c, cudaStream_t stream, int sm_count
     if (forced.runs_per_sm) t.runs_per_sm = forced.runs_per_sm;
     if (forced.ctas_per_sm) t.ctas_per_sm = forced.ctas_per_sm;
     t.run_blocks = forced.run_blocks;
+    if (forced.dependent_launch) t.dependent_launch = forced.dependent_launch;
   }
   const ReduceShape shape{t.lanes_per_thread, t.loads};
   if (!built(shape, c.dtype))
@@ -743,8 +750,14 @@ ReduceResult Reducer::run(const ReduceCall& c, cudaStream_t stream, int sm_count
   const bool extremum = c.kind == Kind::min || c.kind == Kind::max;
   if (c.node && (extremum || plan::width(c.kind, c.dtype == DType::f64) != 1))
     throw Error(Errc::internal, std::string(c.call) + ": node mode takes sums of one accumulator");
+  if (major_ == 0) {
+    int device = 0;
+    check(cudaGetDevice(&device), "cudaGetDevice");
+    check(cudaDeviceGetAttribute(&major_, cudaDevAttrComputeCapabilityMajor, device), "cudaDeviceGetAttribute");
+  }
   Launch l{};
   l.stream = stream;
+  l.dependent = major_ >= 9 && t.dependent_launch == 0;
   l.blocks = plan::block_count(c.n);
   if (extremum) {
     // One wave: the CUDA blocks that fit on the GPU share the plan blocks evenly (a forced

@@ -32,6 +32,7 @@ class Reducer {
   void* workspace_ = nullptr;
   std::size_t workspace_bytes_ = 0;
   void* host_result_ = nullptr;
+  int major_ = 0;  // the device's compute capability, asked at the first call
 };
 
 }  // namespace ew::detail::cuda

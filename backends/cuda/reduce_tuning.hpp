@@ -26,6 +26,8 @@ struct ReduceTuning {
   std::size_t run_blocks = 0;  // forces the run size (a power of two, 1..2^20; raised to
                                // lanes_per_thread); for min/max, the plan blocks per CUDA block
                                // (at most 2^19: 2^30 elements)
+  int dependent_launch = 0;    // 0: programmatic dependent launch on sm_90+ (the kernel may start
+                               // while the one before it on the stream drains); -1: plain launches
 };
 
 // The (lanes_per_thread, loads) pairs that are built, for benchmarks and tests.

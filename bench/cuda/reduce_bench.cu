@@ -13,7 +13,8 @@
 // calls: each figure is the median over --reps batches of 20 calls back to back, timed
 // with CUDA events on the stream, divided by 20. That is the form a solver uses between
 // kernels, and the fair one at small sizes, where bringing the value to the host costs
-// each method the same ~20 us and hides the kernels.
+// each method the same ~20 us and hides the kernels. The library runs twice: as it is
+// (programmatic dependent launch on sm_90+) and with plain launches.
 //
 // --sweep: the cuda kernel's tunings (backends/cuda/reduce.hpp: lanes per thread, loads
 // in flight, run size, grid cap), in the device-result form, for f32/f64 sum and dot at
@@ -174,7 +175,8 @@ void print_timed(const std::vector<Timed>& rows, What w, const char* dtype, std:
 // k % copies (1: every call reads the same arrays).
 template <class T>
 bool run_device(ew::Context& ctx, What w, std::size_t n, int reps, const T* x, const T* y, std::size_t copies,
-                T* result, FILE* csv, const std::vector<std::pair<std::string, ew::detail::cuda::ReduceTuning>>& tunings) {
+                T* result, FILE* csv, const std::vector<std::pair<std::string, ew::detail::cuda::ReduceTuning>>& tunings,
+                const char* form) {
   namespace tune = ew::detail::cuda;
   const auto stream = static_cast<cudaStream_t>(ctx.native_stream());
   std::size_t call = 0;
@@ -210,8 +212,7 @@ bool run_device(ew::Context& ctx, What w, std::size_t n, int reps, const T* x, c
       rows.push_back({p.name, seconds, static_cast<double>(read_result(result, stream)), false, false});
     }
   const double bytes = static_cast<double>(n) * sizeof(T) * (w == What::dot ? 2 : 1);
-  print_timed(rows, w, sizeof(T) == 4 ? "f32" : "f64", n, bytes, csv,
-              !tunings.empty() ? "sweep" : copies > 1 ? "device-result-cold" : "device-result");
+  print_timed(rows, w, sizeof(T) == 4 ? "f32" : "f64", n, bytes, csv, form);
   return same;
 }
 
@@ -280,12 +281,19 @@ bool sweep(ew::Context& ctx, const std::vector<int>& exponents, int reps, FILE* 
     }
     for (What w : ew::bench::all_reductions) {
       if (tunings && w == What::norm2) continue;
-      if (tunings || device_result)
+      if (tunings) {
         same &= run_device<T>(ctx, w, n, reps, x.data(), y.data(), copies, result.data(), csv,
-                              tunings ? sweep_tunings<T>(n, sm_count)
-                                      : std::vector<std::pair<std::string, ew::detail::cuda::ReduceTuning>>{});
-      else
+                              sweep_tunings<T>(n, sm_count), "sweep");
+      } else if (device_result) {
+        // The default's one launch setting beside it: plain launches instead of programmatic
+        // dependent ones (what the launch gap between back-to-back calls costs).
+        ew::detail::cuda::ReduceTuning plain;
+        plain.dependent_launch = -1;
+        same &= run_device<T>(ctx, w, n, reps, x.data(), y.data(), copies, result.data(), csv,
+                              {{"(plain launches)", plain}}, copies > 1 ? "device-result-cold" : "device-result");
+      } else {
         run<T>(ctx, w, n, reps, x.data(), y.data(), csv);
+      }
     }
   }
   return same;

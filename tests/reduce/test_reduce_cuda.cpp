@@ -83,10 +83,16 @@ void every_grid(Context& ctx, Context& ref) {
         for (const Case<T>& c : tuned) check_all<T>(ctx, x, y, c, what);
       }
   }
-  // The size-based choices.
+  // The size-based choices, launched as they are (programmatic dependent launch on sm_90+:
+  // each call's kernel may start while the one before drains) and with plain launches.
+  const std::vector<Case<T>> sized = cases<T>(ref, xs, ys, {1, B, 64 * B + 5, total - 3}, {0, 1, 2, 3});
   ew::detail::cuda::set_reduce_tuning({});
-  for (const Case<T>& c : cases<T>(ref, xs, ys, {1, B, 64 * B + 5, total - 3}, {0, 1, 2, 3}))
-    check_all<T>(ctx, x, y, c, "defaults");
+  for (const Case<T>& c : sized) check_all<T>(ctx, x, y, c, "defaults");
+  ReduceTuning plain;
+  plain.dependent_launch = -1;
+  ew::detail::cuda::set_reduce_tuning(plain);
+  for (const Case<T>& c : sized) check_all<T>(ctx, x, y, c, "defaults, plain launches");
+  ew::detail::cuda::set_reduce_tuning({});
 }
 
 TEST_P(ReduceGrid, EveryGridGivesTheSameBits) {
@@ -136,6 +142,9 @@ TEST_P(ReduceGrid, UnbuiltTuningIsRefused) {
   EXPECT_THROW(ew::detail::cuda::set_reduce_tuning(t), Error);
   t = {};
   t.run_blocks = 3;
+  EXPECT_THROW(ew::detail::cuda::set_reduce_tuning(t), Error);
+  t = {};
+  t.dependent_launch = 1;
   EXPECT_THROW(ew::detail::cuda::set_reduce_tuning(t), Error);
   // f64 vectors stop at 16 bytes: 4 lanes per thread is f32 only.
   t = {};
