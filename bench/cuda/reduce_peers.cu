@@ -218,12 +218,41 @@ void cublas_enqueue(Reduction r, DType d, std::size_t n, const void* x, const vo
 // "atomic": a thread accumulates in double (as the library does) from 16-byte loads, 4 of
 // them in flight, grid-stride; the block's partial goes to one double with atomicAdd (the
 // order the blocks finish in: not reproducible); the last block writes the result in the
-// data's type and resets the accumulator and the counter for the next call.
+// data's type and resets the accumulator and the counter for the next call. Launched as
+// the library launches its reductions (programmatic dependent launch on sm_90+), so that
+// the library's time over it is what the fixed tree costs and nothing else.
+constexpr int atomic_threads = 256;
+
+__device__ __forceinline__ void wait_for_previous_grid() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;");
+#endif
+}
+
+template <class... Params, class... Args>
+void launch_atomic(void (*kernel)(Params...), unsigned grid, cudaStream_t stream, Args... args) {
+  static const bool dependent = [] {
+    int device = 0, major = 0;
+    check(cudaGetDevice(&device), "cudaGetDevice");
+    check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), "cudaDeviceGetAttribute");
+    return major >= 9;
+  }();
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(grid);
+  config.blockDim = dim3(atomic_threads);
+  config.stream = stream;
+  cudaLaunchAttribute attribute[1];
+  attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute[0].val.programmaticStreamSerializationAllowed = 1;
+  config.attrs = attribute;
+  config.numAttrs = dependent ? 1 : 0;
+  check(cudaLaunchKernelEx(&config, kernel, args...), "atomic reduction launch");
+}
 struct AtomicState {
   double sum;
   unsigned int finished;
 };
-constexpr int atomic_threads = 256;
 constexpr int atomic_unroll = 4;
 
 // The block's sum of every thread's acc goes to state->sum with atomicAdd; the last block
@@ -252,6 +281,7 @@ __device__ void atomic_finish(double acc, AtomicState* state, T* out) {
 template <class T, bool dot>
 __global__ void __launch_bounds__(atomic_threads)
     atomic_reduce(const T* __restrict__ x, const T* __restrict__ y, std::size_t n, AtomicState* state, T* out) {
+  wait_for_previous_grid();
   using Vec = typename std::conditional<sizeof(T) == 4, float4, double2>::type;
   constexpr int per = static_cast<int>(sizeof(Vec) / sizeof(T));
   const std::size_t vectors = n / per;
@@ -292,6 +322,7 @@ __global__ void __launch_bounds__(atomic_threads)
 template <class T, bool dot>
 __global__ void __launch_bounds__(atomic_threads)
     atomic_plan_order(const T* __restrict__ x, const T* __restrict__ y, std::size_t n, AtomicState* state, T* out) {
+  wait_for_previous_grid();
   using Vec = typename std::conditional<sizeof(T) == 4, float4, double2>::type;
   constexpr int per = static_cast<int>(sizeof(Vec) / sizeof(T));
   constexpr int threads_per_row = 32 / per, rows = 64, unroll = 8;
@@ -356,15 +387,14 @@ void plan_order_enqueue(Reduction r, DType d, std::size_t n, const void* x, cons
   if (d == DType::f32) {
     const auto* xf = static_cast<const float*>(x);
     const auto* yf = static_cast<const float*>(y);
-    if (r == Reduction::dot) atomic_plan_order<float, true><<<grid, atomic_threads, 0, s>>>(xf, yf, n, atomic_state(), static_cast<float*>(result));
-    else atomic_plan_order<float, false><<<grid, atomic_threads, 0, s>>>(xf, xf, n, atomic_state(), static_cast<float*>(result));
+    if (r == Reduction::dot) launch_atomic(atomic_plan_order<float, true>, grid, s, xf, yf, n, atomic_state(), static_cast<float*>(result));
+    else launch_atomic(atomic_plan_order<float, false>, grid, s, xf, xf, n, atomic_state(), static_cast<float*>(result));
   } else {
     const auto* xd = static_cast<const double*>(x);
     const auto* yd = static_cast<const double*>(y);
-    if (r == Reduction::dot) atomic_plan_order<double, true><<<grid, atomic_threads, 0, s>>>(xd, yd, n, atomic_state(), static_cast<double*>(result));
-    else atomic_plan_order<double, false><<<grid, atomic_threads, 0, s>>>(xd, xd, n, atomic_state(), static_cast<double*>(result));
+    if (r == Reduction::dot) launch_atomic(atomic_plan_order<double, true>, grid, s, xd, yd, n, atomic_state(), static_cast<double*>(result));
+    else launch_atomic(atomic_plan_order<double, false>, grid, s, xd, xd, n, atomic_state(), static_cast<double*>(result));
   }
-  check(cudaGetLastError(), "atomic plan-order reduction launch");
 }
 void atomic_enqueue(Reduction r, DType d, std::size_t n, const void* x, const void* y, void* result, void* stream) {
   const auto s = static_cast<cudaStream_t>(stream);
@@ -373,15 +403,14 @@ void atomic_enqueue(Reduction r, DType d, std::size_t n, const void* x, const vo
   if (d == DType::f32) {
     const auto* xf = static_cast<const float*>(x);
     const auto* yf = static_cast<const float*>(y);
-    if (r == Reduction::dot) atomic_reduce<float, true><<<grid, atomic_threads, 0, s>>>(xf, yf, n, atomic_state(), static_cast<float*>(result));
-    else atomic_reduce<float, false><<<grid, atomic_threads, 0, s>>>(xf, xf, n, atomic_state(), static_cast<float*>(result));
+    if (r == Reduction::dot) launch_atomic(atomic_reduce<float, true>, grid, s, xf, yf, n, atomic_state(), static_cast<float*>(result));
+    else launch_atomic(atomic_reduce<float, false>, grid, s, xf, xf, n, atomic_state(), static_cast<float*>(result));
   } else {
     const auto* xd = static_cast<const double*>(x);
     const auto* yd = static_cast<const double*>(y);
-    if (r == Reduction::dot) atomic_reduce<double, true><<<grid, atomic_threads, 0, s>>>(xd, yd, n, atomic_state(), static_cast<double*>(result));
-    else atomic_reduce<double, false><<<grid, atomic_threads, 0, s>>>(xd, xd, n, atomic_state(), static_cast<double*>(result));
+    if (r == Reduction::dot) launch_atomic(atomic_reduce<double, true>, grid, s, xd, yd, n, atomic_state(), static_cast<double*>(result));
+    else launch_atomic(atomic_reduce<double, false>, grid, s, xd, xd, n, atomic_state(), static_cast<double*>(result));
   }
-  check(cudaGetLastError(), "atomic reduction launch");
 }
 
 // The expression reductions: TransformReduce over the indices with the expression as the
