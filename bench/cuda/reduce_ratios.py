@@ -1,0 +1,44 @@
+#!/usr/bin/env python3
+"""Same-run ratios from ew-cuda-reduce-bench --device-result CSV files (sum and dot).
+
+For each reduction, dtype and size: cub's time over the library's (as it is and with plain
+launches), cuBLAS's likewise (dot), and the cost of reproducibility, the library's time over
+the "atomic (not reproducible)" variant's, minus 1.
+Usage: python3 bench/cuda/reduce_ratios.py FILE.csv [...]
+"""
+import collections
+import sys
+
+
+def load(path):
+    rows = collections.defaultdict(dict)
+    for line in open(path).read().splitlines()[1:]:
+        f = line.split(',')
+        # Method names may hold commas ("atomic, plan order"): the last five fields are fixed.
+        rows[(f[0], f[1], int(f[2]))][','.join(f[3:-5])] = float(f[-4])
+    return rows
+
+
+def main(paths):
+    for path in paths:
+        print('==', path)
+        rows = load(path)
+        for key in sorted(rows):
+            red, dtype, n = key
+            m = rows[key]
+            if red == 'norm2' or 'ew cuda (default)' not in m:
+                continue
+            ours, plain = m['ew cuda (default)'], m.get('ew cuda (plain launches)')
+            cub, cublas = m.get('cub::DeviceReduce'), m.get('cublas dot/nrm2')
+            atomic = m.get('atomic (not reproducible)')
+            line = f'{red} {dtype} 2^{n.bit_length() - 1}:'
+            for name, peer in (('cub', cub), ('cublas', cublas)):
+                if peer:
+                    line += f' {name} {peer / ours:.3f}' + (f' (plain {peer / plain:.3f})' if plain else '')
+            if atomic:
+                line += f'  repro cost {ours / atomic - 1:+.1%}' + (f' (plain {plain / atomic - 1:+.1%})' if plain else '')
+            print(line)
+
+
+if __name__ == '__main__':
+    main(sys.argv[1:])
