@@ -399,6 +399,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "ew-cuda-reduce-bench: --extrema runs alone\n");
     return 2;
   }
+  if (extremes && lo < 4) {  // each size's extremes lie at 6/10 and 7/10 of it
+    std::fprintf(stderr, "ew-cuda-reduce-bench: --extrema takes sizes from 2^4\n");
+    return 2;
+  }
   if (cold && (tunings || !device_result)) {
     std::fprintf(stderr, "ew-cuda-reduce-bench: --cold goes with --device-result\n");
     return 2;
