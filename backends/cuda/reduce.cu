@@ -29,6 +29,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <limits>
 #include <mutex>
 #include <string>
 #include <type_traits>
@@ -48,10 +49,13 @@ using plan::Kind;
 // H100 sweeps of 2026-11-23 (bench/cuda/results/h100-2026-11-23-reduce3-sweep*.log): f32
 // 4 lanes x 8 rows (128 bytes in flight per thread) was the fastest f32 shape for sum at
 // 2^24 and 2^28 (0.92-0.95x cub against 4x4's 0.88-0.93) and as fast as 4x4 for dot; for
-// f64, 2 lanes x 8 rows beat 2x4 by 1-3 % in sum and dot (2x16 gains 1 % in sum and loses
-// 30 % in dot: 255 registers).
+// f64, 2 lanes x 8 rows beat 2x4 by 1-3 % in sum and dot. 2x16 loses 30 % in dot (255
+// registers, spilled) and norm2 (three accumulators) spills too; for sum and asum (224
+// registers, one CUDA block per SM) it reads 3-4 % faster at 2^24, where the call is
+// shortest, and as fast above (the 2026-11-26 sweeps on an H100 and an H200).
 constexpr ReduceShape default_shape_f32{4, 8};
 constexpr ReduceShape default_shape_f64{2, 8};
+constexpr ReduceShape default_shape_f64_sum{2, 16};
 // 16-bit: 8 halves (16 bytes) per row and thread, 4 rows in flight: the bytes per thread of
 // f32's 4x4 (H100, 2026-11-23: sum 0.95-0.97x cub's float-accumulated TransformReduce, dot
 // 1.06-1.35x; the other 16-bit shapes not swept).
@@ -74,6 +78,10 @@ constexpr int rows = static_cast<int>(plan::block_elements / plan::lanes);  // 6
 constexpr int final_in_registers = 16;  // last block: nodes a thread loads at once
 
 // Workspace layout: the counter, the result, then the partials (and min/max indices).
+// The result also goes to the host's copy of the header when the call returns it to the
+// host: pinned memory mapped into the device's address space, which the last CUDA block
+// writes directly (so the call needs no copy after the kernel: BabelStream's CUDA Dot does
+// the same with its partial sums).
 struct Header {
   unsigned int finished;  // CUDA blocks done; the last one resets it to 0
   unsigned int pad;
@@ -271,7 +279,7 @@ template <Kind kind, class T, int V, int U>
 __global__ void __launch_bounds__(threads_per_cta)
     sum_kernel(const T* __restrict__ x, const T* __restrict__ y, std::size_t n, std::size_t blocks,
                std::size_t run_blocks, std::size_t runs, bool vector_ok, Header* header, double* partials,
-               compute_t<T>* out, double* node_out) {
+               compute_t<T>* out, double* node_out, Header* host_header) {
   constexpr int w = Width<kind, T>::value;
   constexpr int G = 32 / V;  // threads per plan block
   __shared__ double warp_nodes[3][warps_per_cta];
@@ -399,6 +407,7 @@ __global__ void __launch_bounds__(threads_per_cta)
     header->index = 0;
     if (node_out) *node_out = acc[0];
     else if (out) *out = static_cast<compute_t<T>>(header->value);
+    if (host_header) host_header->value = header->value, host_header->index = 0;
     header->finished = 0;
   }
 }
@@ -443,7 +452,7 @@ constexpr int extremum_loads = 8;  // 16-byte vectors a thread has in flight (12
 template <Kind kind, class T>
 __global__ void __launch_bounds__(threads_per_cta)
     extremum_kernel(const T* __restrict__ x, std::size_t n, std::size_t per_cta, Header* header, double* partials,
-                    unsigned long long* indices) {
+                    unsigned long long* indices, Header* host_header) {
   using C = compare_t<T>;
   constexpr bool is_min = kind == Kind::min;
   constexpr int V = static_cast<int>(16 / sizeof(T)), U = extremum_loads;
@@ -535,6 +544,7 @@ __global__ void __launch_bounds__(threads_per_cta)
     if constexpr (sizeof(T) == 2) v = static_cast<double>(x[at]);
     header->value = v;
     header->index = at;
+    if (host_header) host_header->value = v, host_header->index = at;
     header->finished = 0;
   }
 }
@@ -545,6 +555,7 @@ struct Launch {
   bool vector_ok;
   bool dependent;  // programmatic dependent launch
   Header* header;
+  Header* host_header;  // the device's view of the host's copy, or null: the result stays on the device
   double* partials;
   unsigned long long* indices;
   cudaStream_t stream;
@@ -555,7 +566,8 @@ cudaError_t launch_sum(const ReduceCall& c, const Launch& l) {
   return launch_kernel(sum_kernel<kind, T, V, U>, static_cast<unsigned>(l.ctas), 0, l.stream, l.dependent,
                        static_cast<const T*>(c.x), static_cast<const T*>(c.y), c.n, l.blocks, l.run_blocks, l.runs,
                        l.vector_ok, l.header, l.partials, c.node ? nullptr : static_cast<compute_t<T>*>(c.result),
-                       c.node ? (c.result ? static_cast<double*>(c.result) : &l.header->value) : nullptr);
+                       c.node ? (c.result ? static_cast<double*>(c.result) : &l.header->value) : nullptr,
+                       l.host_header);
 }
 
 template <class T, int V, int U>
@@ -646,7 +658,7 @@ cudaError_t launch_extremum(const ReduceCall& c, const Launch& l) {
   const std::size_t per_cta = l.run_blocks * plan::block_elements;
   return launch_kernel(c.kind == Kind::min ? extremum_kernel<Kind::min, T> : extremum_kernel<Kind::max, T>,
                        static_cast<unsigned>(l.ctas), 0, l.stream, l.dependent, x, c.n, per_cta, l.header,
-                       l.partials, l.indices);
+                       l.partials, l.indices, l.host_header);
 }
 
 // CUDA blocks of the min/max kernel resident on one SM.
@@ -684,9 +696,11 @@ const ReduceShape* reduce_shapes(std::size_t* count) {
   return shapes;
 }
 
-ReduceTuning default_reduce_tuning(DType dtype, std::size_t n, int sm_count) {
-  const ReduceShape shape =
-      dtype == DType::f64 ? default_shape_f64 : is_storage16(dtype) ? default_shape_16 : default_shape_f32;
+ReduceTuning default_reduce_tuning(Kind kind, DType dtype, std::size_t n, int sm_count) {
+  const bool one_sum = kind == Kind::sum || kind == Kind::asum;
+  const ReduceShape shape = dtype == DType::f64      ? (one_sum ? default_shape_f64_sum : default_shape_f64)
+                            : is_storage16(dtype) ? default_shape_16
+                                                  : default_shape_f32;
   const std::size_t sms = static_cast<std::size_t>(sm_count > 0 ? sm_count : 1);
   ReduceTuning t;
   t.lanes_per_thread = plan::block_count(n) >= sms * vector_lanes_from_blocks_per_sm ? shape.lanes_per_thread : 1;
@@ -733,7 +747,7 @@ Reducer::~Reducer() {
 }
 
 ReduceResult Reducer::run(const ReduceCall& c, cudaStream_t stream, int sm_count) {
-  ReduceTuning t = default_reduce_tuning(c.dtype, c.n, sm_count);
+  ReduceTuning t = default_reduce_tuning(c.kind, c.dtype, c.n, sm_count);
   {
     const std::lock_guard<std::mutex> lock(forced_mutex);
     if (forced.lanes_per_thread) t.lanes_per_thread = forced.lanes_per_thread, t.loads = forced.loads;
@@ -796,7 +810,22 @@ ReduceResult Reducer::run(const ReduceCall& c, cudaStream_t stream, int sm_count
     check(cudaStreamSynchronize(stream), "cudaStreamSynchronize before growing the reduction workspace");
     reserve(2 * (sizeof(Header) + partial_bytes + index_bytes), stream);
   }
-  if (!host_result_) check(cudaMallocHost(&host_result_, sizeof(Header)), "cudaMallocHost of the reduction result");
+  if (!host_result_) {
+    check(cudaHostAlloc(&host_result_, sizeof(Header), cudaHostAllocMapped | cudaHostAllocPortable),
+          "cudaHostAlloc of the reduction result");
+    // Where the device cannot write it (no mapped host memory), the result is copied back.
+    if (cudaHostGetDevicePointer(&host_view_, host_result_, 0) != cudaSuccess) {
+      (void)cudaGetLastError();
+      host_view_ = nullptr;
+    }
+  }
+  auto* result = static_cast<Header*>(host_result_);
+  if (!c.result) {
+    // Poisoned first: a result the kernel did not write reads as NaN, not as the last call's.
+    result->value = std::numeric_limits<double>::quiet_NaN();
+    result->index = ~0ull;
+    l.host_header = static_cast<Header*>(host_view_);
+  }
   l.header = static_cast<Header*>(workspace_);
   l.partials = reinterpret_cast<double*>(static_cast<char*>(workspace_) + sizeof(Header));
   l.indices = reinterpret_cast<unsigned long long*>(reinterpret_cast<char*>(l.partials) + partial_bytes);
@@ -809,10 +838,10 @@ ReduceResult Reducer::run(const ReduceCall& c, cudaStream_t stream, int sm_count
   }
   check(e, "reduction kernel launch");
   if (c.result) return {0.0, 0, true};  // the kernel stores it; nothing to wait for
-  check(cudaMemcpyAsync(host_result_, l.header, sizeof(Header), cudaMemcpyDeviceToHost, stream),
-        "cudaMemcpyAsync of the reduction result");
+  if (!host_view_)
+    check(cudaMemcpyAsync(host_result_, l.header, sizeof(Header), cudaMemcpyDeviceToHost, stream),
+          "cudaMemcpyAsync of the reduction result");
   check(cudaStreamSynchronize(stream), "cudaStreamSynchronize after a reduction");
-  const auto* result = static_cast<const Header*>(host_result_);
   return {result->value, static_cast<std::uint64_t>(result->index)};
 }
 

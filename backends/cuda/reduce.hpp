@@ -31,7 +31,8 @@ class Reducer {
 
   void* workspace_ = nullptr;
   std::size_t workspace_bytes_ = 0;
-  void* host_result_ = nullptr;
+  void* host_result_ = nullptr;  // pinned, mapped: the host's copy of the result
+  void* host_view_ = nullptr;    // the device's address of it (null: copied back instead)
   int major_ = 0;  // the device's compute capability, asked at the first call
 };
 

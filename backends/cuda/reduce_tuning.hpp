@@ -5,6 +5,10 @@
 
 #include "ew/types.hpp"
 
+namespace ew::detail::plan {
+enum class Kind;  // ew_internal/reduce_plan.hpp
+}  // namespace ew::detail::plan
+
 namespace ew::detail::cuda {
 
 // How the cuda reductions spread the plan's blocks over the GPU. None of it changes the
@@ -36,9 +40,9 @@ struct ReduceShape {
 };
 const ReduceShape* reduce_shapes(std::size_t* count);
 
-// The tuning a call of `dtype` with n elements gets on a GPU of sm_count SMs when nothing
-// is forced, every field filled in.
-ReduceTuning default_reduce_tuning(DType dtype, std::size_t n, int sm_count);
+// The tuning a reduction of `kind` over n elements of `dtype` gets on a GPU of sm_count SMs
+// when nothing is forced, every field filled in.
+ReduceTuning default_reduce_tuning(plan::Kind kind, DType dtype, std::size_t n, int sm_count);
 
 // Tests and benchmarks (not public API): every later call uses `tuning` (its non-zero
 // fields, and run_blocks as it is; all zero restores the defaults). Any value must give the same bits. Throws

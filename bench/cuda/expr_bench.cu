@@ -18,6 +18,7 @@
 // Usage: ew-cuda-expr-bench [--sizes FIRST:LAST] [--reps N] [--csv FILE]
 //        ew-cuda-expr-bench --call-cost   (only the call costs: per call, host side)
 //        ew-cuda-expr-bench --variants|--all-variants [--sizes FIRST:LAST] [--csv FILE]
+//        ew-cuda-expr-bench --versus-add [--sizes FIRST:LAST] [--reps N] [--csv FILE]
 #include <cuda.h>  // the driver's types only: its function comes from cudaGetDriverEntryPoint*
 #include <cuda_runtime.h>
 #include <unistd.h>
@@ -164,6 +165,48 @@ void sweep(ew::Context& gpu, cudaStream_t stream, int first, int last, int reps)
     row("chain3", dt, e, "expression", ex_chain, 4 * n * esz, cub_chain);
     row("chain3", dt, e, "unfused add,scale,add", unfused, 4 * n * esz, cub_chain);
     if (!same) throw std::runtime_error(std::string("results differ in bits at 2^") + std::to_string(e) + " " + dt);
+  }
+}
+
+// --versus-add: the expression a+b against ew::add, every size from 2^first to 2^last, f32
+// and f64, for the goal "within 2 % of the fixed op". A batch is `reps` calls back to back
+// between two events (fewer for large n); the two alternate batch by batch over `rounds`
+// rounds, the first of each pair swapping every round, so that a drift of the clock or of
+// the machine falls on both alike. Printed: each one's median time per call, the ratio of the
+// medians (ew::add over the expression: above 1, the expression is faster) and the range
+// of the paired ratios.
+constexpr int versus_add_rounds = 21;
+
+template <class T>
+void versus_add(ew::Context& gpu, cudaStream_t stream, int first, int last, int reps) {
+  const char* dt = sizeof(T) == 4 ? "f32" : "f64";
+  constexpr int rounds = versus_add_rounds;
+  Timer timer(stream);
+  const ew::Kernel add = ew::compile(std::vector<ew::Expr>{ew::input<T>(0) + ew::input<T>(1)});
+  for (int e = first; e <= last; ++e) {
+    const std::size_t n = std::size_t(1) << e;
+    const int r = std::max(5, std::min(reps, int((std::size_t(reps) << 20) / n)));
+    ew::Buffer<T> a(gpu, n), b(gpu, n), y(gpu, n), z(gpu, n);
+    fill_random(gpu, a, 1), fill_random(gpu, b, 2);
+    const auto op = [&] { ew::add<T>(gpu, a.span(), b.span(), y.span()); };
+    const auto ex = [&] { add(gpu, {a.span(), b.span()}, {z.span()}); };
+    std::vector<double> op_us, ex_us, paired;
+    for (int round = 0; round < rounds; ++round) {
+      double o, x;
+      if (round % 2 == 0) o = timer.time(op, r, 1), x = timer.time(ex, r, 1);
+      else x = timer.time(ex, r, 1), o = timer.time(op, r, 1);
+      op_us.push_back(o), ex_us.push_back(x), paired.push_back(o / x);
+    }
+    if (!same_bits(y, z)) throw std::runtime_error(std::string("a+b differs from ew::add in bits at 2^") + std::to_string(e));
+    const auto median = [](std::vector<double> v) {
+      std::sort(v.begin(), v.end());
+      return v[v.size() / 2];
+    };
+    std::sort(paired.begin(), paired.end());
+    const double mo = median(op_us), mx = median(ex_us);
+    std::printf("  add  %-4s 2^%-2d ew::add %10.3f us  expression a+b %10.3f us  ratio %.3fx (paired %.3f..%.3f, %d x %d calls)\n",
+                dt, e, mo, mx, mo / mx, paired.front(), paired.back(), rounds, r);
+    if (csv) std::fprintf(csv, "add,%s,%d,versus-add,%.4f,%.4f,%.4f\n", dt, e, mo, mx, mo / mx);
   }
 }
 
@@ -367,7 +410,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     int first = 10, last = 28, reps = 200;
-    bool only_variants = false, every_variant = false;
+    bool only_variants = false, every_variant = false, only_versus_add = false;
     std::string csv_path;
     for (int i = 1; i < argc; ++i) {
       const std::string a = argv[i];
@@ -376,10 +419,11 @@ int main(int argc, char** argv) {
       else if (a == "--csv" && i + 1 < argc) csv_path = argv[++i];
       else if (a == "--variants") only_variants = true;
       else if (a == "--all-variants") only_variants = every_variant = true;
+      else if (a == "--versus-add") only_versus_add = true;
       else {
         std::fprintf(stderr,
                      "usage: ew-cuda-expr-bench [--sizes FIRST:LAST] [--reps N] [--csv FILE] "
-                     "[--variants | --all-variants] | --call-cost\n");
+                     "[--variants | --all-variants | --versus-add] | --call-cost\n");
         return 2;
       }
     }
@@ -396,6 +440,13 @@ int main(int argc, char** argv) {
       csv = std::fopen(csv_path.c_str(), "w");
       if (!csv) throw std::runtime_error("cannot write " + csv_path);
       std::fprintf(csv, "expression,dtype,log2n,method,us,GBps,ratio\n");
+    }
+    if (only_versus_add) {
+      std::printf("a+b against ew::add: medians of %d alternating batches (csv: us of ew::add, us of a+b, ratio)\n", versus_add_rounds);
+      versus_add<float>(gpu, stream, first, last, reps);
+      versus_add<double>(gpu, stream, first, last, reps);
+      if (csv) std::fclose(csv);
+      return 0;
     }
     if (only_variants) {
       variants<float>(gpu, stream, std::max(first, 20), last, reps, every_variant);

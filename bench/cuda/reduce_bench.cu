@@ -219,12 +219,14 @@ bool run_device(ew::Context& ctx, What w, std::size_t n, int reps, const T* x, c
 // The tunings the sweep measures: every built shape on the default grid rule, then the
 // default shape with other run sizes and grid caps.
 template <class T>
-std::vector<std::pair<std::string, ew::detail::cuda::ReduceTuning>> sweep_tunings(std::size_t n, int sm_count) {
+std::vector<std::pair<std::string, ew::detail::cuda::ReduceTuning>> sweep_tunings(What w, std::size_t n, int sm_count) {
   namespace tune = ew::detail::cuda;
+  using ew::detail::plan::Kind;
   std::vector<std::pair<std::string, tune::ReduceTuning>> out;
   std::size_t count = 0;
   const tune::ReduceShape* shapes = tune::reduce_shapes(&count);
-  const tune::ReduceTuning d = tune::default_reduce_tuning(ew::dtype_v<T>, n, sm_count);
+  const tune::ReduceTuning d =
+      tune::default_reduce_tuning(w == What::sum ? Kind::sum : w == What::dot ? Kind::dot : Kind::norm2, ew::dtype_v<T>, n, sm_count);
   for (std::size_t i = 0; i < count; ++i) {
     if (shapes[i].lanes_per_thread * sizeof(T) > 16) continue;  // vectors of at most 16 bytes
     tune::ReduceTuning t;
@@ -283,7 +285,7 @@ bool sweep(ew::Context& ctx, const std::vector<int>& exponents, int reps, FILE* 
       if (tunings && w == What::norm2) continue;
       if (tunings) {
         same &= run_device<T>(ctx, w, n, reps, x.data(), y.data(), copies, result.data(), csv,
-                              sweep_tunings<T>(n, sm_count), "sweep");
+                              sweep_tunings<T>(w, n, sm_count), "sweep");
       } else if (device_result) {
         // The default's one launch setting beside it: plain launches instead of programmatic
         // dependent ones (what the launch gap between back-to-back calls costs).
