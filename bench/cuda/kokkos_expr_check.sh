@@ -6,7 +6,9 @@
 # ncu profile of the walk on clamp f32 at 2^26 (instructions, occupancy, DRAM throughput).
 # KOKKOS_ROOT: a CUDA-enabled Kokkos install (shared libraries). Logs go to $OUT.
 # PROFILE_SOURCE=1 also writes the executed instructions per SASS line of the walk on clamp
-# and silu (ncu source counters, CSV).
+# and silu (ncu source counters, CSV). PROFILE_SILU=1 profiles silu f32 and f64 at 2^26 on
+# both backends (cuda's generated kernel, the walk): time, DRAM and SM throughput, issue
+# slots, the pipes' utilization, instructions, occupancy.
 # Usage, from the repository root: KOKKOS_ROOT=/opt/kokkos-cuda bash bench/cuda/kokkos_expr_check.sh [--bench-only]
 set -uo pipefail
 source "$(dirname "$0")/check_common.sh"
@@ -43,6 +45,22 @@ if [[ ${PROFILE_SOURCE:-0} == 1 ]]; then
     ncu -i "$out/kokkos-$e.ncu-rep" --page source --print-source sass --csv > "$out/kokkos-$e-sass.csv" 2>&1 || status=1
     head -c 300 "$out/kokkos-$e-sass.csv"; echo
     rm -f "$out/kokkos-$e.ncu-rep"
+  done
+fi
+if [[ ${PROFILE_SILU:-0} == 1 ]]; then
+  for dtype in f32 f64; do
+    for backend in cuda kokkos; do
+      step "ncu: silu $dtype 2^26 on $backend"
+      kernel=ew_expr
+      [[ $backend == kokkos ]] && kernel=LaneExpr
+      ncu --clock-control none --kernel-name-base mangled -k regex:$kernel --launch-skip 3 --launch-count 1 \
+        --section SpeedOfLight --section ComputeWorkloadAnalysis --section Occupancy --section LaunchStats \
+        --section SchedulerStats --metrics smsp__inst_executed.sum \
+        build-gpu-kokkos/bench/roofline/ew-roofline --only-expressions --backends $backend --expressions silu \
+        --dtypes $dtype --sizes 26 --warm --reps 1 --no-peers > "$out/silu-$dtype-$backend-ncu.log" 2>&1 || status=1
+      grep -E "inst_executed|Registers Per|Achieved Occupancy|DRAM Throughput|Duration|Compute \(SM\) Thr|Issue Slots Busy|Executed Ipc A|Pipe|No Eligible" \
+        "$out/silu-$dtype-$backend-ncu.log"
+    done
   done
 fi
 exit $status
