@@ -24,7 +24,8 @@ struct ReduceTuning {
                                // lanes_per_thread is built: reduce_shapes())
   int runs_per_sm = 0;         // the run size rule: the smallest run (a power of two of plan
                                // blocks, one warp each) with at most this many runs per SM;
-                               // 0: the warps that fit on an SM (one wave)
+                               // 0: the warps that fit on an SM (one wave), runs of at
+                               // most 64 plan blocks (reduce.cu: default_longest_run)
   int ctas_per_sm = 0;         // a cap on the grid (CUDA blocks of 8 warps per SM), warps then
                                // take several runs; -1 = no cap (one warp per run)
   std::size_t run_blocks = 0;  // forces the run size (a power of two, 1..2^20; raised to
