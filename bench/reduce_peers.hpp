@@ -62,7 +62,8 @@ std::vector<ExprReducePeer> cuda_expr_reduce_peers();
 // min_element/max_element's peer on the GPU: cub::DeviceReduce::ArgMin / ArgMax (the first
 // index of the smallest / largest value by cub's `<`; with NaN the result depends on the order
 // of its comparisons), f32 and f64, value and index brought to the host in one copy into pinned
-// memory, as the library brings them (`stream` a cudaStream_t).
+// memory (the library's kernel writes its own into mapped pinned memory; cub writes device
+// memory only) (`stream` a cudaStream_t).
 struct ValueIndex {
   double value;
   std::size_t index;

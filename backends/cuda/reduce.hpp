@@ -1,6 +1,7 @@
 #pragma once
 // The cuda reductions (reduce.cu): one kernel launch per call on the plan's tree
-// (ew_internal/reduce_plan.hpp), the result copied back to the host.
+// (ew_internal/reduce_plan.hpp), the result written by the kernel into mapped pinned host
+// memory (copied back where the device cannot map host memory).
 #include <cuda_runtime.h>
 
 #include <cstddef>
