@@ -136,9 +136,7 @@ struct Args {
   void* out[@OUTPUTS@];
   double param[@PARAMS@];
 };
-static_assert(sizeof(Args) == @ARGS_SIZE@ && __builtin_offsetof(Args, in) == @IN_OFFSET@ &&
-                  __builtin_offsetof(Args, param) == @PARAM_OFFSET@,
-              "Args differs from the host's ExprKernelArgs");
+static_assert(sizeof(Args) == @ARGS_SIZE@, "Args differs from the host's ExprKernelArgs");
 
 // 16-bit storage with the bits of the library's conversions (ew/detail/float16_bits.hpp,
 // pasted above: the CPU backends'). Numbers go through the hardware's converts, which are
@@ -319,8 +317,6 @@ void write_program_prelude(std::ostringstream& s, const Program& p, const std::s
   replace_all(prelude, "@OUTPUTS@", std::to_string(max_expr_outputs));
   replace_all(prelude, "@PARAMS@", std::to_string(max_expr_params));
   replace_all(prelude, "@ARGS_SIZE@", std::to_string(sizeof(ExprKernelArgs)));
-  replace_all(prelude, "@IN_OFFSET@", std::to_string(offsetof(ExprKernelArgs, in)));
-  replace_all(prelude, "@PARAM_OFFSET@", std::to_string(offsetof(ExprKernelArgs, param)));
   s << prelude << "\n" << element_function(p) << "\n";
 }
 

@@ -27,7 +27,7 @@ inline constexpr const char* kExprKernelName = "ew_expr_kernel";
 inline constexpr const char* kExprBulkKernelName = "ew_expr_bulk_kernel";  // aligned case only
 
 // The kernel's one parameter, laid out identically here and in the generated source
-// (which declares the same struct and checks its size and offsets). Pointers are
+// (which declares the same struct and checks its size). Pointers are
 // element-typed there. The scalars come first, so that every kernel's first reads (the
 // range, the first inputs) lie in the first 64 bytes of the parameters: with them last, a
 // kernel read three lines of constant memory where the fixed ops read one or two, and ran
