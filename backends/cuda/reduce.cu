@@ -715,6 +715,7 @@ ReduceTuning default_reduce_tuning(Kind kind, DType dtype, std::size_t n, int sm
   t.ctas_per_sm = default_ctas_per_sm;
   t.run_blocks = 0;
   t.dependent_launch = 0;
+  t.mapped_result = 0;
   return t;
 }
 
@@ -733,6 +734,8 @@ void set_reduce_tuning(const ReduceTuning& t) {
     throw Error(Errc::invalid_argument, "reduce tuning: runs_per_sm must be >= 0 and ctas_per_sm >= -1");
   if (t.dependent_launch < -1 || t.dependent_launch > 0)
     throw Error(Errc::invalid_argument, "reduce tuning: dependent_launch must be 0 or -1");
+  if (t.mapped_result < -1 || t.mapped_result > 0)
+    throw Error(Errc::invalid_argument, "reduce tuning: mapped_result must be 0 or -1");
   const std::lock_guard<std::mutex> lock(forced_mutex);
   forced = t;
 }
@@ -761,6 +764,7 @@ ReduceResult Reducer::run(const ReduceCall& c, cudaStream_t stream, int sm_count
     if (forced.ctas_per_sm) t.ctas_per_sm = forced.ctas_per_sm;
     t.run_blocks = forced.run_blocks;
     if (forced.dependent_launch) t.dependent_launch = forced.dependent_launch;
+    if (forced.mapped_result) t.mapped_result = forced.mapped_result;
   }
   const ReduceShape shape{t.lanes_per_thread, t.loads};
   if (!built(shape, c.dtype))
@@ -827,11 +831,12 @@ ReduceResult Reducer::run(const ReduceCall& c, cudaStream_t stream, int sm_count
     }
   }
   auto* result = static_cast<Header*>(host_result_);
+  const bool mapped = host_view_ && t.mapped_result == 0;
   if (!c.result) {
     // Poisoned first: a result the kernel did not write reads as NaN, not as the last call's.
     result->value = std::numeric_limits<double>::quiet_NaN();
     result->index = ~0ull;
-    l.host_header = static_cast<Header*>(host_view_);
+    if (mapped) l.host_header = static_cast<Header*>(host_view_);
   }
   l.header = static_cast<Header*>(workspace_);
   l.partials = reinterpret_cast<double*>(static_cast<char*>(workspace_) + sizeof(Header));
@@ -845,7 +850,7 @@ ReduceResult Reducer::run(const ReduceCall& c, cudaStream_t stream, int sm_count
   }
   check(e, "reduction kernel launch");
   if (c.result) return {0.0, 0, true};  // the kernel stores it; nothing to wait for
-  if (!host_view_)
+  if (!mapped)
     check(cudaMemcpyAsync(host_result_, l.header, sizeof(Header), cudaMemcpyDeviceToHost, stream),
           "cudaMemcpyAsync of the reduction result");
   check(cudaStreamSynchronize(stream), "cudaStreamSynchronize after a reduction");

@@ -33,6 +33,9 @@ struct ReduceTuning {
                                // (at most 2^19: 2^30 elements)
   int dependent_launch = 0;    // 0: programmatic dependent launch on sm_90+ (the kernel may start
                                // while the one before it on the stream drains); -1: plain launches
+  int mapped_result = 0;       // 0: a value returned to the host is written by the kernel into
+                               // mapped pinned memory (where the device maps host memory); -1:
+                               // copied back after the kernel (the path of devices that cannot)
 };
 
 // The (lanes_per_thread, loads) pairs that are built, for benchmarks and tests.

@@ -70,6 +70,16 @@ void run(ew::Context& ctx, What w, std::size_t n, int reps, const T* x, const T*
   for (const ew::bench::ReducePeer& p : ew::bench::cuda_reduce_peers())
     if (p.supports(w, ew::dtype_v<T>, n))
       methods.emplace_back(p.name, [&ctx, p, w, n, x, y] { return p.run(w, ew::dtype_v<T>, n, x, y, ctx.native_stream()); });
+  // The library with its value copied back after the kernel (as before the kernel wrote it into
+  // mapped pinned memory): what that copy costs a call, in the same run.
+  methods.emplace_back("ew cuda (copied back)", [&] {
+    ew::detail::cuda::ReduceTuning copied;
+    copied.mapped_result = -1;
+    ew::detail::cuda::set_reduce_tuning(copied);
+    const double v = methods[0].second();
+    ew::detail::cuda::set_reduce_tuning({});
+    return v;
+  });
   std::vector<Row> rows;
   for (auto& [label, call] : methods) {
     double value = call();
@@ -84,10 +94,15 @@ void run(ew::Context& ctx, What w, std::size_t n, int reps, const T* x, const T*
   }
   const double bytes = static_cast<double>(n) * sizeof(T) * (w == What::dot ? 2 : 1);
   const char* dtype = sizeof(T) == 4 ? "f32" : "f64";
+  double cub = 0, cublas = 0;
   for (const Row& r : rows) {
-    std::printf("%-5s %s 2^%-2d %-18s %9.1f GB/s %9.2f us  %5.2fx cub", name(w), dtype, __builtin_ctzll(n),
-                r.method.c_str(), bytes / r.seconds / 1e9, r.seconds * 1e6, rows[1].seconds / r.seconds);
-    if (rows.size() > 2) std::printf("  %5.2fx cublas", rows[2].seconds / r.seconds);
+    if (r.method == "cub::DeviceReduce") cub = r.seconds;
+    if (r.method == "cublas dot/nrm2") cublas = r.seconds;
+  }
+  for (const Row& r : rows) {
+    std::printf("%-5s %s 2^%-2d %-21s %9.1f GB/s %9.2f us  %5.2fx cub", name(w), dtype, __builtin_ctzll(n),
+                r.method.c_str(), bytes / r.seconds / 1e9, r.seconds * 1e6, cub / r.seconds);
+    if (cublas > 0) std::printf("  %5.2fx cublas", cublas / r.seconds);
     std::printf("  value %.9g\n", r.value);
     if (csv)
       std::fprintf(csv, "%s,%s,%zu,%s,host-result,%.6e,%.3f,%.17g,\n", name(w), dtype, n, r.method.c_str(), r.seconds,

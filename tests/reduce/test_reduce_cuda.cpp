@@ -92,6 +92,11 @@ void every_grid(Context& ctx, Context& ref) {
   plain.dependent_launch = -1;
   ew::detail::cuda::set_reduce_tuning(plain);
   for (const Case<T>& c : sized) check_all<T>(ctx, x, y, c, "defaults, plain launches");
+  // The value brought back by a copy after the kernel, as on a device that cannot map host memory.
+  ReduceTuning copied;
+  copied.mapped_result = -1;
+  ew::detail::cuda::set_reduce_tuning(copied);
+  for (const Case<T>& c : sized) check_all<T>(ctx, x, y, c, "defaults, value copied back");
   ew::detail::cuda::set_reduce_tuning({});
 }
 
@@ -145,6 +150,9 @@ TEST_P(ReduceGrid, UnbuiltTuningIsRefused) {
   EXPECT_THROW(ew::detail::cuda::set_reduce_tuning(t), Error);
   t = {};
   t.dependent_launch = 1;
+  EXPECT_THROW(ew::detail::cuda::set_reduce_tuning(t), Error);
+  t = {};
+  t.mapped_result = 1;
   EXPECT_THROW(ew::detail::cuda::set_reduce_tuning(t), Error);
   // f64 vectors stop at 16 bytes: 4 lanes per thread is f32 only.
   t = {};
