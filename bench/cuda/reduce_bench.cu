@@ -2,7 +2,9 @@
 // cub::DeviceReduce (Sum; TransformReduce for dot and the sum of squares) and cuBLAS
 // (cublasSdot/Ddot, cublasSnrm2/Dnrm2), on device memory, every call ending with its
 // result on the host (the library's calls do; cub's result is copied back, cuBLAS's
-// host pointer mode waits for it). GB/s counts every input read once. Each figure is the
+// host pointer mode waits for it), and the library once more with its value copied back
+// after the kernel instead of written by it into mapped pinned memory. GB/s counts every
+// input read once. Each figure is the
 // median of --reps calls after a warm-up, each method's calls back to back. The ratio
 // columns are the library over cub and over cuBLAS. cub's and cuBLAS's sums are not
 // reproducible (their trees depend on the GPU and the version); the library's are.
