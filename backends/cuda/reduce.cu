@@ -9,10 +9,9 @@
 // thus computes V plan blocks at a time, combines them (a node of the canonical tree, V
 // being a power of two) and folds those nodes into its run: an aligned power-of-two run of
 // plan blocks, itself a node of the tree, written as one partial. Warps take runs in
-// grid-stride order and never wait for each other. The last CUDA block to finish (a
-// relaxed atomic counter; the partials' slots say themselves when they are written)
-// combines the runs' partials by the tree, finishes (sqrt, Blue's scaling, rounding to
-// the data's type) and writes the result.
+// grid-stride order and never wait for each other. The last CUDA block to finish (an
+// acq_rel atomic counter) combines the runs' partials by the tree, finishes
+// (sqrt, Blue's scaling, rounding to the data's type) and writes the result.
 //
 // min/max: the winner is exact, so the grouping only has to be complete: each CUDA block
 // reads a range of the array as 16-byte vectors (extremum_kernel).
@@ -84,16 +83,6 @@ constexpr std::size_t max_run_blocks = std::size_t(1) << 20;
 constexpr int rows = static_cast<int>(plan::block_elements / plan::lanes);  // 64 per plan block
 constexpr int final_in_registers = 16;  // last block: nodes a thread loads at once
 
-// A sum's partial slot holds `unwritten` while no run's partial is in it: from the
-// workspace's creation, and again once the last CUDA block has taken the partial out. So
-// the last block needs no release/acquire order with the others to know a partial is
-// there (it waits until the slot holds something else), and a CUDA block's count costs
-// no fence: with an acq_rel count every CUDA block waited for its partials to reach L2
-// (MEMBAR) before counting, on the call's critical path for the last one. Additions never
-// give this NaN (a NaN they give is the canonical one); a partial with these bits is
-// stored as another NaN all the same.
-constexpr unsigned long long unwritten = ~0ull;
-
 // Workspace layout: the counter, the result, then the partials (and min/max indices).
 // The result also goes to the host's copy of the header when the call returns it to the
 // host: pinned memory mapped into the device's address space, which the last CUDA block
@@ -110,15 +99,6 @@ template <Kind kind, class T>
 struct Width {
   static constexpr int value = kind == Kind::norm2 && sizeof(T) == 8 ? 3 : 1;
 };
-
-using Slot = ::cuda::atomic_ref<unsigned long long, ::cuda::thread_scope_device>;
-
-__device__ __forceinline__ Slot slot_of(double* p) { return Slot(*reinterpret_cast<unsigned long long*>(p)); }
-
-__device__ __forceinline__ void put_partial(double* p, double v) {
-  const unsigned long long bits = static_cast<unsigned long long>(__double_as_longlong(v));
-  slot_of(p).store(bits == unwritten ? 0x7ff8000000000000ull : bits, ::cuda::memory_order_relaxed);
-}
 
 // An element as double, exactly. 16-bit data through the hardware's conversion (one
 // instruction; ew::half's integer code would cost more than the load).
@@ -391,16 +371,18 @@ __global__ void __launch_bounds__(threads_per_cta)
       for (int c = 0; c < w; ++c) r[c] = plan::add(__shfl_sync(0xffffffffu, level[c], d), r[c]);
     if (lane == 0)
 #pragma unroll
-      for (int c = 0; c < w; ++c) put_partial(partials + run * w + c, r[c]);
+      for (int c = 0; c < w; ++c) partials[run * w + c] = r[c];
   }
   __syncthreads();
 
-  // 2. The last CUDA block to finish combines the runs' partials. The count is relaxed:
-  // the block that counts last may find a partial not yet arrived, and waits on its slot
-  // (see `unwritten`).
+  // 2. The last CUDA block to finish combines the runs' partials. Thread 0's count is a
+  // release of every partial this CUDA block wrote (the barrier orders its warps' stores
+  // before it) and an acquire of every other block's (the barrier after it orders this
+  // block's loads after it): one acq_rel atomic instead of __threadfence, a sequentially
+  // consistent fence (MEMBAR.SC.GPU) after every run and again before the combine.
   if (threadIdx.x == 0) {
     ::cuda::atomic_ref<unsigned int, ::cuda::thread_scope_device> finished(header->finished);
-    last = finished.fetch_add(1u, ::cuda::memory_order_relaxed) == gridDim.x - 1;
+    last = finished.fetch_add(1u, ::cuda::memory_order_acq_rel) == gridDim.x - 1;
   }
   __syncthreads();
   if (!last) return;
@@ -418,25 +400,9 @@ __global__ void __launch_bounds__(threads_per_cta)
       v[c] = plan::pair_tree_of((count + final_in_registers - 1) / final_in_registers, [&](std::size_t k) {
         const std::size_t at = lo + k * final_in_registers;
         const int m = static_cast<int>(lo + count - at < final_in_registers ? lo + count - at : final_in_registers);
-        // All 16 loads in flight first; a slot still unwritten is read again. Each slot
-        // is left unwritten for the next call.
-        unsigned long long bits[final_in_registers];
-#pragma unroll
-        for (int i = 0; i < final_in_registers; ++i)
-          bits[i] = i < m ? slot_of(partials + (at + i) * w + c).load(::cuda::memory_order_relaxed) : 0ull;
         double r[final_in_registers];
 #pragma unroll
-        for (int i = 0; i < final_in_registers; ++i) {
-          if (i < m) {
-            Slot s = slot_of(partials + (at + i) * w + c);
-            for (unsigned spins = 0; bits[i] == unwritten; ++spins) {
-              if (spins == (1u << 24)) __trap();  // seconds: a partial never stored, a bug; not a hang
-              bits[i] = s.load(::cuda::memory_order_relaxed);
-            }
-            s.store(unwritten, ::cuda::memory_order_relaxed);
-          }
-          r[i] = __longlong_as_double(static_cast<long long>(bits[i]));
-        }
+        for (int i = 0; i < final_in_registers; ++i) r[i] = i < m ? __ldcg(partials + (at + i) * w + c) : 0.0;
         return register_tree<final_in_registers>(r, m);
       });
   block_tree<w>(v, nodes, warp_nodes);
@@ -576,13 +542,7 @@ __global__ void __launch_bounds__(threads_per_cta)
   v = is_min ? __longlong_as_double(0x7ff0000000000000LL) : __longlong_as_double(0xfff0000000000000LL);
   at = ~0ull;
   // (The barrier after `last` also ends thread 0's reads of sh above.)
-  // The sums' partial slots overlap these winners (the workspace's layout follows the
-  // call's size): both are left unwritten (see sum_kernel).
-  for (unsigned i = t; i < gridDim.x; i += threads_per_cta) {
-    take(is_min, v, at, __ldcg(partials + i), __ldcg(indices + i));
-    partials[i] = __longlong_as_double(static_cast<long long>(unwritten));
-    indices[i] = unwritten;
-  }
+  for (unsigned i = t; i < gridDim.x; i += threads_per_cta) take(is_min, v, at, __ldcg(partials + i), __ldcg(indices + i));
   block_winner(is_min, v, at, sh, sh_index);
   if (t == 0) {
     // The winner's value with the bits the plan gives it (ew::half's exact conversion
@@ -784,12 +744,9 @@ void Reducer::reserve(std::size_t bytes, cudaStream_t stream) {
   if (bytes <= workspace_bytes_) return;
   if (workspace_) cudaFree(workspace_), workspace_ = nullptr, workspace_bytes_ = 0;
   check(cudaMalloc(&workspace_, bytes), "cudaMalloc of the reduction workspace");
-  // The counter starts at 0 and the partials' slots unwritten (all bits set); every
-  // launch's last CUDA block leaves them so. On the context's stream: a non-blocking
-  // stream is not ordered after the legacy default one.
+  // The counter starts at 0; every launch's last CUDA block leaves it at 0. On the
+  // context's stream: a non-blocking stream is not ordered after the legacy default one.
   check(cudaMemsetAsync(workspace_, 0, sizeof(Header), stream), "cudaMemsetAsync of the reduction workspace");
-  check(cudaMemsetAsync(static_cast<char*>(workspace_) + sizeof(Header), 0xff, bytes - sizeof(Header), stream),
-        "cudaMemsetAsync of the reduction workspace");
   workspace_bytes_ = bytes;
 }
 

@@ -6,8 +6,9 @@
 # the GPU (with memcheck, racecheck and synccheck), then ew-cuda-reduce-bench of old and new
 # in turn, ROUNDS times: --device-result at 2^20..2^28 (warm) and --cold at 2^24..2^28, and
 # the value on the host at 2^20..2^24. Each benchmark run has cub, cuBLAS and the atomic
-# variant beside the library in the same run; reduce_ratios.py gives those ratios per run,
-# and the old/new figures are runs of one machine minutes apart. Logs and CSV files go to
+# variant beside the library in the same run; reduce_ratios.py gives those ratios per run
+# (ratios.txt), reduce_ab_compare.py old against new (old-new.txt: runs of one machine,
+# seconds apart, interleaved). Logs and CSV files go to
 # $OUT (default ./out).
 # Usage, from the repository root on a GPU machine (see docs/gpu.md):
 #   bash bench/cuda/reduce_ab.sh OLD_DIR [ROUNDS]
@@ -57,5 +58,7 @@ for r in $(seq 1 "$rounds"); do
   done
 done
 step "same-run ratios (cub, cuBLAS, reproducibility cost) of every run"
-python3 bench/cuda/reduce_ratios.py "$out"/{old,new}-*-device.csv "$out"/{old,new}-*-cold.csv | tee "$out/ratios.txt"
+python3 bench/cuda/reduce_ratios.py "$out"/{old,new}-*-device.csv "$out"/{old,new}-*-cold.csv > "$out/ratios.txt"
+step "old against new (the library's time, mean of the rounds)"
+python3 bench/cuda/reduce_ab_compare.py "$out" | tee "$out/old-new.txt"
 exit $status
