@@ -1,11 +1,10 @@
 #include "expr.hpp"
 
-#include <algorithm>
 #include <atomic>
-#include <cmath>
 #include <memory>
 #include <mutex>
 
+#include "bulk_tiles.hpp"
 #include "codegen.hpp"
 #include "cuda_error.hpp"
 #include "ew/version.hpp"
@@ -110,7 +109,7 @@ ExprRunner::ExprRunner(int sm_count, int major, int minor, double peak_bytes_per
     : sm_count_(sm_count),
       major_(major),
       arch_(major * 10 + minor),
-      bulk_bytes_in_flight_(default_expr_bulk_bytes_in_flight(peak_bytes_per_second, sm_count)),
+      bulk_bytes_in_flight_(default_bulk_bytes_in_flight(peak_bytes_per_second, sm_count)),
       staging_bytes_(staging_bytes) {}
 
 ExprRunner::~ExprRunner() {
@@ -235,16 +234,6 @@ cudaLaunchConfig_t launch_config(std::uint64_t blocks, std::size_t shared_bytes,
 
 }  // namespace
 
-std::size_t default_expr_bulk_bytes_in_flight(double peak_bytes_per_second, int sm_count) {
-  constexpr double reference_per_sm = 3352e9 / 132;  // an H100 SXM's peak over its SMs
-  constexpr std::size_t floor = std::size_t(48) << 10, ceiling = std::size_t(96) << 10;
-  if (!(peak_bytes_per_second > 0) || sm_count < 1) return floor;
-  const double scaled = double(floor) * (peak_bytes_per_second / sm_count) / reference_per_sm;
-  if (!(scaled < double(ceiling))) return ceiling;
-  const std::size_t kib = static_cast<std::size_t>(std::ceil(scaled / 1024));
-  return std::max(floor, kib << 10);
-}
-
 void set_expr_launch_tuning(const ExprLaunchTuning& t) {
   if (t.bulk < -1 || t.bulk > 1)
     throw Error(Errc::invalid_argument, "expression launch tuning: bulk " + std::to_string(t.bulk) + " is not -1, 0 or 1");
@@ -257,8 +246,8 @@ void set_expr_launch_tuning(const ExprLaunchTuning& t) {
 
 // Tiles of the bulk-copy kernel: the fewest elements per thread (1..32) for which the
 // input tiles of every resident block reach `target` bytes in flight per SM
-// (default_expr_bulk_bytes_in_flight unless tuned), within the default dynamic shared memory
-// limit: the rule of the hand-written bulk_kernel (bulk_tile_for), whose target stays 48 KiB.
+// (default_bulk_bytes_in_flight unless tuned), within the default dynamic shared memory
+// limit: the rule of the hand-written bulk_kernel (bulk_tile_for), with the same target.
 void ExprRunner::launch_bulk(Known& known, const CompiledExpr& kernel, ExprKernelArgs& args, std::size_t target,
                              cudaStream_t stream) {
   const void* function = reinterpret_cast<const void*>(kernel.bulk);

@@ -11,16 +11,8 @@ struct ExprLaunchTuning {
   int bulk = 0;  // 0: the bulk-copy kernel from kExprBulkMinGroups groups on (sm_90+, aligned
                  // operands); 1: always where it exists; -1: never (the vector kernel)
   std::size_t bulk_bytes_in_flight_per_sm = 0;  // the bulk tile rule's target; 0: the default
+                                                // (default_bulk_bytes_in_flight, bulk_tiles.hpp)
 };
-
-// The bulk-copy kernel's default bytes of input tiles in flight per SM on a GPU whose memory
-// peaks at `peak_bytes_per_second` over `sm_count` SMs. By Little's law the bytes an SM must
-// keep in flight grow with the bandwidth it must sustain: 48 KiB (cub::DeviceTransform's
-// sm_90 target) at an H100's 3352 GB/s over 132 SMs, where it measured best, scaled by this
-// GPU's peak per SM (an H200's 4814 GB/s: 69 KiB) and kept within 48..96 KiB; 48 KiB when
-// the peak is not known (0). docs/PERFORMANCE.md, "Bytes in flight of the generated bulk
-// kernel", has the sweep on both GPUs.
-std::size_t default_expr_bulk_bytes_in_flight(double peak_bytes_per_second, int sm_count);
 
 // Benchmarks and tests (not public API): every later launch uses `tuning` (all zero restores
 // the defaults). Throws ew::Error(invalid_argument) for a `bulk` outside -1..1 or a target

@@ -125,6 +125,19 @@ TEST_F(Cuda, ManagedMemoryAtEveryOffset) {
     }
 }
 
+// From 2^20 16-byte vectors on, sm_90+ runs the bulk-copy kernel when the operands share
+// the output's alignment (tiles sized for the device's bandwidth, bulk_tiles.hpp), the
+// vector kernel otherwise: every op in f32 and f64 gives the scalar bits, guards untouched.
+TEST_F(Cuda, LargeArraysThroughTheBulkAndVectorKernels) {
+  Context ctx(Backend::cuda);
+  const std::size_t n = (std::size_t(1) << 22) + 4099;  // f32: 2^20 vectors and more; f64: 2^21
+  for (const OpInfo& oi : op_table)
+    for (int o = 0; o < offset_set_count; ++o) {
+      expect_matches_reference<float>(ctx, oi.op, n, offset_sets[o]);
+      expect_matches_reference<double>(ctx, oi.op, n, offset_sets[o]);
+    }
+}
+
 TEST_F(Cuda, BorrowedStreamOrdersWithCallerWork) {
   cudaStream_t user = nullptr;
   ASSERT_EQ(cudaStreamCreateWithFlags(&user, cudaStreamNonBlocking), cudaSuccess);

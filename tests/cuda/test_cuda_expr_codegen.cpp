@@ -15,6 +15,7 @@
 #include <set>
 #include <string>
 
+#include "bulk_tiles.hpp"
 #include "codegen.hpp"
 #include "expr/expr_gen.hpp"
 #include "expr_cache.hpp"
@@ -200,16 +201,16 @@ TEST(CudaExprCodegen, ConstantsKeepTheirBits) {
   EXPECT_EQ(s.find('@'), std::string::npos) << "a placeholder of the skeleton was left";
 }
 
-// The bulk tiles' bytes in flight follow the bandwidth per SM: cub's 48 KiB at an H100's,
-// more on an H200, never below 48 KiB or above 96 KiB, 48 KiB when the peak is unknown; the
-// tuning hook refuses what it cannot mean.
+// The bulk tiles' bytes in flight (both bulk-copy kernels) follow the bandwidth per SM: cub's
+// 48 KiB at an H100's, more on an H200, never below 48 KiB or above 96 KiB, 48 KiB when the
+// peak is unknown; the expression tuning hook refuses what it cannot mean.
 TEST(CudaExprLaunch, BulkBytesInFlightFollowTheBandwidthPerSm) {
-  EXPECT_EQ(default_expr_bulk_bytes_in_flight(3352e9, 132), std::size_t(48) << 10);   // H100 SXM
-  EXPECT_EQ(default_expr_bulk_bytes_in_flight(4814e9, 132), std::size_t(69) << 10);   // H200
-  EXPECT_EQ(default_expr_bulk_bytes_in_flight(1555e9, 108), std::size_t(48) << 10);   // A100 40GB: the floor
-  EXPECT_EQ(default_expr_bulk_bytes_in_flight(8000e9, 132), std::size_t(96) << 10);   // the ceiling
-  EXPECT_EQ(default_expr_bulk_bytes_in_flight(0, 132), std::size_t(48) << 10);
-  EXPECT_EQ(default_expr_bulk_bytes_in_flight(4814e9, 0), std::size_t(48) << 10);
+  EXPECT_EQ(default_bulk_bytes_in_flight(3352e9, 132), std::size_t(48) << 10);   // H100 SXM
+  EXPECT_EQ(default_bulk_bytes_in_flight(4814e9, 132), std::size_t(69) << 10);   // H200
+  EXPECT_EQ(default_bulk_bytes_in_flight(1555e9, 108), std::size_t(48) << 10);   // A100 40GB: the floor
+  EXPECT_EQ(default_bulk_bytes_in_flight(8000e9, 132), std::size_t(96) << 10);   // the ceiling
+  EXPECT_EQ(default_bulk_bytes_in_flight(0, 132), std::size_t(48) << 10);
+  EXPECT_EQ(default_bulk_bytes_in_flight(4814e9, 0), std::size_t(48) << 10);
   const ExprLaunchTuning refused[] = {{2, 0}, {-2, 0}, {0, std::size_t(229) << 10}};
   for (const ExprLaunchTuning& bad : refused) {
     try {
