@@ -206,6 +206,7 @@ TEST(CudaExprCodegen, ConstantsKeepTheirBits) {
 // peak is unknown; the expression tuning hook refuses what it cannot mean.
 TEST(CudaExprLaunch, BulkBytesInFlightFollowTheBandwidthPerSm) {
   EXPECT_EQ(default_bulk_bytes_in_flight(3352e9, 132), std::size_t(48) << 10);   // H100 SXM
+  EXPECT_EQ(default_bulk_bytes_in_flight(2.0 * 2619e6 * 5120 / 8, 132), std::size_t(48) << 10);  // as it reports itself
   EXPECT_EQ(default_bulk_bytes_in_flight(4814e9, 132), std::size_t(69) << 10);   // H200
   EXPECT_EQ(default_bulk_bytes_in_flight(1555e9, 108), std::size_t(48) << 10);   // A100 40GB: the floor
   EXPECT_EQ(default_bulk_bytes_in_flight(8000e9, 132), std::size_t(96) << 10);   // the ceiling
