@@ -12,7 +12,6 @@
 
 #include <cuda_runtime.h>
 
-#include "bulk_tiles.hpp"
 #include "cuda_error.hpp"
 #include "expr.hpp"
 #include "expr_reduce.hpp"
@@ -92,13 +91,6 @@ class CudaBackend final : public BackendImpl {
           "cudaDeviceGetAttribute");
     check(cudaDeviceGetAttribute(&shape_.major, cudaDevAttrComputeCapabilityMajor, device_), "cudaDeviceGetAttribute");
     check(cudaDeviceGetAttribute(&l2_bytes_, cudaDevAttrL2CacheSize, device_), "cudaDeviceGetAttribute");
-    // The memory's peak: two transfers a clock over the bus (0 where a GPU reports neither);
-    // it sizes both bulk-copy kernels' tiles.
-    int clock_khz = 0, bus_bits = 0;
-    check(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrMemoryClockRate, device_), "cudaDeviceGetAttribute");
-    check(cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, device_), "cudaDeviceGetAttribute");
-    peak_bytes_per_second_ = 2.0 * clock_khz * 1e3 * bus_bits / 8;
-    shape_.bulk_bytes_in_flight_per_sm = default_bulk_bytes_in_flight(peak_bytes_per_second_, shape_.sm_count);
     if (o.stream) {
       stream_ = static_cast<cudaStream_t>(o.stream);
     } else {
@@ -268,9 +260,13 @@ class CudaBackend final : public BackendImpl {
 
   ExprRunner& expr_runner() {
     if (!expr_) {
-      int minor = 0;
+      int minor = 0, clock_khz = 0, bus_bits = 0;
       check(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device_), "cudaDeviceGetAttribute");
-      expr_ = std::make_unique<ExprRunner>(shape_.sm_count, shape_.major, minor, peak_bytes_per_second_, staging_bytes_);
+      // The memory's peak: two transfers a clock over the bus (0 where a GPU reports neither).
+      check(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrMemoryClockRate, device_), "cudaDeviceGetAttribute");
+      check(cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, device_), "cudaDeviceGetAttribute");
+      const double peak = 2.0 * clock_khz * 1e3 * bus_bits / 8;
+      expr_ = std::make_unique<ExprRunner>(shape_.sm_count, shape_.major, minor, peak, staging_bytes_);
     }
     return *expr_;
   }
@@ -285,7 +281,6 @@ class CudaBackend final : public BackendImpl {
   bool owns_stream_ = false;
   LaunchShape shape_;
   int l2_bytes_ = 0;
-  double peak_bytes_per_second_ = 0;
   std::string fatal_;
   std::size_t staging_bytes_ = 0;
   int copy_threads_ = 1;

@@ -2,8 +2,7 @@
 // docs/performance/cuda.md (bench/cuda times the alternatives in the same run): below
 // 2^20 vectors (16 MiB per array) the per-thread vector kernel, 4 loads in flight,
 // evict-first; above that, on sm_90+ and with operands that share the output's
-// alignment, the bulk-copy kernel with tiles sized for the device's bandwidth per SM
-// (bulk_tiles.hpp: cub::DeviceTransform's 48 KiB in flight on an H100; 16-bit results
+// alignment, the bulk-copy kernel with cub::DeviceTransform's tile size (16-bit results
 // leave it through bulk stores, f32 and f64 results element by element). Launches let
 // the next op start while this one drains (dependent launch, sm_90+).
 #include "kernels.cuh"
@@ -25,9 +24,7 @@ cudaError_t launch_typed(const StreamArgs<T>& p, int& blocks_per_sm, int& bulk_t
   if (Aligned && hopper && p.vectors >= kBulkMinVectors) {
     using Store = std::conditional_t<is_storage16_v<T>, BulkStore, ElementStore>;
     if (bulk_tile == 0) {
-      const std::size_t target = shape.bulk_bytes_in_flight_per_sm ? shape.bulk_bytes_in_flight_per_sm
-                                                                   : kBulkBytesInFlightPerSm;
-      cudaError_t e = bulk_tile_for<op, T, Store>(target, bulk_tile);
+      cudaError_t e = bulk_tile_for<op, T, Store>(kBulkBytesInFlightPerSm, bulk_tile);
       if (e != cudaSuccess) return e;
     }
     launch_kernel(bulk_kernel<op, T, Store>, bulk_blocks(p.vectors, bulk_tile), bulk_shared_bytes<op>(bulk_tile), stream,

@@ -313,9 +313,8 @@ struct BulkStore {
 // measured (docs/performance/cuda.md): each block takes one tile of `tile` vectors;
 // one thread asks the copy engine of the SM (cp.async.bulk) to bring the tile of each
 // input into shared memory in one request, completing on an mbarrier; then the block
-// computes and stores the tile. Tiles are sized for the input tiles in flight per SM that
-// the device's bandwidth asks for (bulk_tile_for, bulk_tiles.hpp: 48 KiB on an H100, 69 KiB
-// on an H200); on an H100 bigger tiles (8 KiB per input, up to 128 KiB in flight) and
+// computes and stores the tile. Tiles are sized for 48 KiB of input tiles in flight per
+// SM (bulk_tile_for): bigger tiles (8 KiB per input, up to 128 KiB in flight) and
 // evict-first or 16-byte stores were 0.5-3 % slower at 2^26-2^28 elements; bulk
 // stores within 0.2 % of element stores for f32 and f64 on an H100 (BulkStore: faster
 // for 16-bit data on an H200).
@@ -354,8 +353,7 @@ __global__ void __launch_bounds__(kThreads) bulk_kernel(const StreamArgs<T> p, c
 
 // Vectors per tile: the fewest elements per thread (1..32) for which the input tiles of
 // every resident block reach `bytes_in_flight_per_sm`, cub::DeviceTransform's rule (its
-// sm_90 target, kBulkBytesInFlightPerSm, is 48 KiB; add f32: 3 elements per thread, 3 KiB
-// per input); the backend passes the device's target (bulk_tiles.hpp).
+// sm_90 target is 48 KiB; add f32: 3 elements per thread, 3 KiB per input).
 inline constexpr std::size_t kBulkBytesInFlightPerSm = 48 << 10;
 template <Op op, class T, class Store = ElementStore>
 cudaError_t bulk_tile_for(std::size_t bytes_in_flight_per_sm, int& tile) {

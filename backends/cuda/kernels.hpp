@@ -21,9 +21,6 @@ struct LaunchShape {
   int blocks_per_sm[op_count][kDtypes][2] = {};
   // Vectors per tile of the bulk-copy kernel, by [op][dtype]; 0 until first needed.
   int bulk_tile[op_count][kDtypes] = {};
-  // Bytes of input tiles the bulk-copy kernel keeps in flight per SM: the device's
-  // (default_bulk_bytes_in_flight, bulk_tiles.hpp); 0: cub::DeviceTransform's 48 KiB.
-  std::size_t bulk_bytes_in_flight_per_sm = 0;
 };
 
 // Enqueues out = op(a, b) on `stream`; pointers may be at any element offset. Returns

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# The fixed ops' bulk tiles sized for the device's bandwidth (bulk_tiles.hpp), checked on a
-# GPU machine without network access: configure for the GPU at hand, build, the cuda tests
-# that take the bulk-copy and the vector kernels at large sizes (every op, f32 and f64,
-# against the scalar backend, guards untouched) and the expression tests, then
-# ew-cuda-bench (every op against cub::DeviceTransform at 2^20..2^28; the kernel policies
-# with the product's tiles, "bulk pdl", beside cub's 48 KiB ones, "bulk 48K pdl", in the
-# same run) and ew-cuda-expr-bench --versus-add (a+b against ew::add, 2^10..2^28). Logs
-# and CSV files go to $OUT (default ./out).
+# The bulk tiles of the fixed ops (cub's 48 KiB in flight per SM) against the expressions'
+# rule (bulk_tiles.hpp: 48 KiB on an H100, 69 KiB on an H200), on a GPU machine without
+# network access: configure for the GPU at hand, build, the cuda tests that take the
+# bulk-copy and the vector kernels at large sizes (every op, f32 and f64, against the scalar
+# backend, guards untouched) and the expression tests, then ew-cuda-bench (every op against
+# cub::DeviceTransform at 2^20..2^28; the kernel policies with the product's tiles, "bulk
+# pdl", beside the rule's, "bulk rule pdl", in the same run) and ew-cuda-expr-bench
+# --versus-add (a+b against ew::add, 2^10..2^28). Logs and CSV files go to $OUT (default
+# ./out).
 # Usage, from the repository root on a GPU machine (see docs/gpu.md):
 #   bash bench/cuda/bulk_tiles_check.sh [--no-bench]
 set -uo pipefail

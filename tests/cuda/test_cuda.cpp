@@ -126,8 +126,8 @@ TEST_F(Cuda, ManagedMemoryAtEveryOffset) {
 }
 
 // From 2^20 16-byte vectors on, sm_90+ runs the bulk-copy kernel when the operands share
-// the output's alignment (tiles sized for the device's bandwidth, bulk_tiles.hpp), the
-// vector kernel otherwise: every op in f32 and f64 gives the scalar bits, guards untouched.
+// the output's alignment, the vector kernel otherwise: every op in f32 and f64 gives the
+// scalar bits, guards untouched.
 TEST_F(Cuda, LargeArraysThroughTheBulkAndVectorKernels) {
   Context ctx(Backend::cuda);
   const std::size_t n = (std::size_t(1) << 22) + 4099;  // f32: 2^20 vectors and more; f64: 2^21
