@@ -247,7 +247,8 @@ void set_expr_launch_tuning(const ExprLaunchTuning& t) {
 // Tiles of the bulk-copy kernel: the fewest elements per thread (1..32) for which the
 // input tiles of every resident block reach `target` bytes in flight per SM
 // (default_bulk_bytes_in_flight unless tuned), within the default dynamic shared memory
-// limit: the rule of the hand-written bulk_kernel (bulk_tile_for), with the same target.
+// limit: the rule of the hand-written bulk_kernel (bulk_tile_for), whose own target stays
+// cub's 48 KiB.
 void ExprRunner::launch_bulk(Known& known, const CompiledExpr& kernel, ExprKernelArgs& args, std::size_t target,
                              cudaStream_t stream) {
   const void* function = reinterpret_cast<const void*>(kernel.bulk);

@@ -8,8 +8,7 @@
 # the value on the host at 2^20..2^24. Each benchmark run has cub, cuBLAS and the atomic
 # variant beside the library in the same run; reduce_ratios.py gives those ratios per run
 # (ratios.txt), reduce_ab_compare.py old against new (old-new.txt: runs of one machine,
-# seconds apart, interleaved). Logs and CSV files go to
-# $OUT (default ./out).
+# seconds apart, interleaved). Logs and CSV files go to $OUT (default ./out).
 # Usage, from the repository root on a GPU machine (see docs/gpu.md):
 #   bash bench/cuda/reduce_ab.sh OLD_DIR [ROUNDS]
 set -uo pipefail
