@@ -16,9 +16,10 @@ namespace ew::detail::cuda {
 // target) at an H100's 3352 GB/s over 132 SMs, where it measured best, scaled by this GPU's
 // peak per SM (an H200's 4814 GB/s: 69 KiB), to the nearest KiB, and kept within 48..96 KiB;
 // 48 KiB when the peak is not known (0). To the nearest, not up: an H100 reports 2619 MHz x
-// 5120 bits (3352.3 GB/s), and rounding up gave it 49 KiB, which took the f32 ops from 3 to 4
-// elements a thread and cost 0.2-0.6 % at 2^24..2^28 (docs/PERFORMANCE.md, "Bytes in flight
-// of the generated bulk kernel", has the sweeps of both GPUs).
+// 5120 bits (3352.3 GB/s), and rounding up gave it 49 KiB, which took the two-input f32 ops
+// from 3 to 4 elements a thread and cost 0.1-0.6 % at 2^24..2^28 on the hand-written kernel
+// (docs/PERFORMANCE.md, "Bytes in flight of the generated bulk kernel", has the sweeps of
+// both GPUs).
 inline std::size_t default_bulk_bytes_in_flight(double peak_bytes_per_second, int sm_count) {
   constexpr double reference_per_sm = 3352e9 / 132;  // an H100 SXM's peak over its SMs
   constexpr std::size_t floor = std::size_t(48) << 10, ceiling = std::size_t(96) << 10;

@@ -21,7 +21,7 @@ namespace ew::detail::cuda {
 // The bulk-copy kernel's policy, as the hand-written one's (kernels.cu, kernels.cuh): from
 // 2^20 groups on (below, the vector kernel was as fast or faster), at most 47 KiB of dynamic
 // shared memory (the default limit is 48 KiB with the static barrier included); its bytes
-// in flight per SM follow the GPU's bandwidth (expr_launch_tuning.hpp).
+// in flight per SM follow the GPU's bandwidth (bulk_tiles.hpp).
 inline constexpr std::uint64_t kExprBulkMinGroups = std::uint64_t(1) << 20;
 inline constexpr std::size_t kExprBulkMaxSharedBytes = 47 << 10;
 

@@ -220,7 +220,7 @@ void run_host_path(HostPath path, std::size_t n, const float* a, const float* b,
 }
 
 // Tile sizes around cub's rule for the two-input ops (the rule gives 192 vectors for f32,
-// 256 for f64): half, double and four times, for `--tiles`.
+// 256 for f64): the expressions' rule for this GPU, half, double and four times, for `--tiles`.
 template <Op op, class T>
 std::vector<Policy> tile_policies() {
   constexpr int rule = sizeof(T) == 4 ? 192 : 256;

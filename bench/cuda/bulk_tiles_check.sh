@@ -28,9 +28,12 @@ step "cuda tests: large arrays through both kernels, memory spaces, caller-alloc
 build-gpu/tests/cuda/ew_cuda_tests --gtest_filter='Cuda.LargeArrays*:Cuda.ManagedMemory*:Cuda.CallerAllocated*:Cuda.SixtyFour*' \
   > "$out/cuda-tests.log" 2>&1 || status=1
 grep -E "^\[  (PASSED|FAILED|SKIPPED) |^\[  FAILED" "$out/cuda-tests.log"
+grep -q "SKIPPED \]" "$out/cuda-tests.log" && { echo "cuda tests skipped: no usable GPU?"; status=1; }
 step "cuda expression tests"
 build-gpu/tests/cuda/ew_cuda_expr_tests > "$out/expr-tests.log" 2>&1 || status=1
 grep -E "^\[  (PASSED|FAILED|SKIPPED) |^\[  FAILED" "$out/expr-tests.log"
+# (CudaExprChild and CudaExprNoNvrtc skip by design outside their own processes.)
+grep -q "SKIPPED \] CudaExpr\." "$out/expr-tests.log" && { echo "GPU expression tests skipped: no usable GPU?"; status=1; }
 
 if (( bench )); then
   step "ew-cuda-bench"

@@ -13,19 +13,22 @@
 #   bash bench/cuda/reduce_ab.sh OLD_DIR [ROUNDS]
 set -uo pipefail
 source "$(dirname "$0")/check_common.sh"
-old_dir=$(realpath "${1:?usage: reduce_ab.sh OLD_DIR [ROUNDS]}")
+[[ $# -ge 1 && -d $1 ]] || { echo "usage: reduce_ab.sh OLD_DIR [ROUNDS] (OLD_DIR: a folder of old files)"; exit 2; }
+old_dir=$(realpath -e "$1") || exit 2
+[[ -n $(find "$old_dir" -type f -print -quit) ]] || { echo "$old_dir holds no file"; exit 2; }
 rounds=${2:-2}
+rm -f "$out"/{old,new}-*  # the comparisons glob every round's files
 
 step configure
-bash tools/gpu/prepare.sh build-gpu -DEW_ENABLE_KOKKOS=OFF -DEW_ENABLE_HIGHWAY=ON -DEW_BUILD_TESTS=ON || exit 1
+flags=(-DEW_ENABLE_KOKKOS=OFF -DEW_ENABLE_HIGHWAY=ON -DEW_BUILD_TESTS=ON)
+bash tools/gpu/prepare.sh build-gpu "${flags[@]}" || exit 1
 export LD_LIBRARY_PATH=/opt/ewdeps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+# The old tree: the sources without build folders, caches and the output, then OLD_DIR over them.
 old_tree=$(mktemp -d)
-tar -c --exclude=./build-gpu --exclude=./.git --exclude=./.kokkos --exclude='./.snap*' --exclude=./.deps \
-  --exclude=./.babelstream --exclude=./out . | tar -x -C "$old_tree"
-(cd "$old_dir" && find . -type f) | while read -r f; do cp "$old_dir/$f" "$old_tree/$f"; done
-(cd "$old_tree" && cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=/opt/ewdeps/usr \
-  -DCMAKE_CUDA_ARCHITECTURES="$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d .)" \
-  -DEW_ENABLE_CUDA=ON -DEW_ENABLE_KOKKOS=OFF -DEW_BUILD_TESTS=OFF > "$out/old-configure.log" 2>&1) ||
+tar -c -f - --exclude='./build*' --exclude=./.git --exclude=./.kokkos --exclude='./.snap*' --exclude=./.deps \
+  --exclude=./.babelstream --exclude=./out . | tar -x -f - -C "$old_tree" || exit 1
+cp -a "$old_dir/." "$old_tree/" || exit 1
+(cd "$old_tree" && bash tools/gpu/prepare.sh build-gpu "${flags[@]}" > "$out/old-configure.log" 2>&1) ||
   { tail -30 "$out/old-configure.log"; exit 1; }
 
 step "build new and old"
@@ -36,7 +39,7 @@ cmake --build "$old_tree/build-gpu" -j 16 --target ew-cuda-reduce-bench > "$out/
 
 step "reduction tests (new): every backend, cuda bit for bit against scalar"
 build-gpu/tests/reduce/ew_reduce_tests > "$out/reduce-tests.log" 2>&1 || status=1
-grep -E "^\[  (PASSED|FAILED|SKIPPED) " "$out/reduce-tests.log"
+grep -E "^\[  (PASSED|FAILED|SKIPPED) " "$out/reduce-tests.log" | grep -E "cuda|PASSED|FAILED"
 grep -q "SKIPPED ] cuda/" "$out/reduce-tests.log" && { echo "cuda cases skipped: no usable GPU?"; status=1; }
 for tool in memcheck racecheck synccheck; do
   step "compute-sanitizer --tool $tool (new)"
@@ -45,8 +48,11 @@ for tool in memcheck racecheck synccheck; do
   sanitized "$out/reduce-$tool.log"
 done
 
+# Old first in odd rounds, new first in even ones.
 for r in $(seq 1 "$rounds"); do
-  for which in old new; do
+  order=(old new)
+  (( r % 2 == 0 )) && order=(new old)
+  for which in "${order[@]}"; do
     b=build-gpu/bench/cuda/ew-cuda-reduce-bench
     [[ $which == old ]] && b=$old_tree/$b
     step "round $r, $which: --device-result 2^20..2^28, --cold 2^24..2^28, value on the host 2^20..2^24"

@@ -201,7 +201,7 @@ TEST(CudaExprCodegen, ConstantsKeepTheirBits) {
   EXPECT_EQ(s.find('@'), std::string::npos) << "a placeholder of the skeleton was left";
 }
 
-// The bulk tiles' bytes in flight (both bulk-copy kernels) follow the bandwidth per SM: cub's
+// The expression kernel's bulk tiles' bytes in flight follow the bandwidth per SM: cub's
 // 48 KiB at an H100's, more on an H200, never below 48 KiB or above 96 KiB, 48 KiB when the
 // peak is unknown; the expression tuning hook refuses what it cannot mean.
 TEST(CudaExprLaunch, BulkBytesInFlightFollowTheBandwidthPerSm) {
