@@ -12,7 +12,9 @@ import sys
 
 def times(path):
     t = {}
-    for line in open(path).read().splitlines()[1:]:
+    with open(path) as f:
+        lines = f.read().splitlines()[1:]
+    for line in lines:
         f = line.split(',')
         # Method names may hold commas: the last five fields are fixed (see reduce_ratios.py).
         if ','.join(f[3:-5]) in ('ew cuda (default)', 'ew cuda'):  # device forms, host form
@@ -25,8 +27,10 @@ def main(out):
         runs = {w: [times(p) for p in sorted(glob.glob(os.path.join(out, f'{w}-*-{form}.csv')))] for w in ('old', 'new')}
         if not runs['old'] or not runs['new']:
             continue
-        print(f'== {form} ({len(runs["old"])} rounds each)')
-        for key in sorted(runs['old'][0]):
+        print(f'== {form} ({len(runs["old"])} rounds old, {len(runs["new"])} new)')
+        # The cells every run has (a run cut short lacks its last sizes).
+        keys = set.intersection(*(set(r) for r in runs['old'] + runs['new']))
+        for key in sorted(keys):
             old = statistics.mean(r[key] for r in runs['old'])
             new = statistics.mean(r[key] for r in runs['new'])
             red, dtype, n = key
