@@ -322,34 +322,27 @@ double run_child(const std::string& self, const std::string& dir, const std::str
   return ms;
 }
 
-// Seconds a call, best of 7 rounds of `calls` back-to-back calls (then one synchronize).
-template <class F>
-double per_call_us(ew::Context& gpu, F&& f, int calls = 20000) {
-  f();
-  gpu.synchronize();
-  double best = 1e30;
-  for (int round = 0; round < 7; ++round) {
-    const Clock::time_point t = Clock::now();
-    for (int k = 0; k < calls; ++k) f();
-    gpu.synchronize();
-    best = std::min(best, ms_since(t) * 1000 / calls);
-  }
-  return best;
-}
+// Microseconds a call, the best of `rounds` rounds of `calls` back-to-back calls, timed
+// through the wait that follows them (`through_wait`: the slower of host and GPU) or up to
+// the last enqueue (the host's own time: back-to-back calls of 2^10 elements keep the GPU as
+// busy as the host, and a few hundred fit the launch queue, so this is the part a pointer
+// query adds to).
+struct Timing {
+  int calls, rounds;
+  bool through_wait;
+};
+constexpr Timing waited{20000, 7, true}, host_only{256, 21, false};
 
-// Microseconds of the host's own time a call: best of 21 rounds of `calls` calls timed up to
-// the last enqueue, the wait after it. Back-to-back calls of 2^10 elements keep the GPU as
-// busy as the host (per_call_us is the slower of the two); a few hundred fit the launch
-// queue, so this is the host's part alone, which is what a pointer query adds to.
 template <class F>
-double enqueue_us(ew::Context& gpu, F&& f, int calls = 256) {
+double per_call_us(ew::Context& gpu, F&& f, Timing how) {
   f();
   gpu.synchronize();
   double best = 1e30;
-  for (int round = 0; round < 21; ++round) {
+  for (int round = 0; round < how.rounds; ++round) {
     const Clock::time_point t = Clock::now();
-    for (int k = 0; k < calls; ++k) f();
-    best = std::min(best, ms_since(t) * 1000 / calls);
+    for (int k = 0; k < how.calls; ++k) f();
+    if (how.through_wait) gpu.synchronize();
+    best = std::min(best, ms_since(t) * 1000 / how.calls);
     gpu.synchronize();
   }
   return best;
@@ -411,8 +404,8 @@ void pointer_check_cost(ew::Context& gpu) {
   };
   for (int pass = 0; pass < 3; ++pass)
     for (Variant& v : variants) {
-      v.best = std::min(v.best, per_call_us(gpu, v.call));
-      v.host = std::min(v.host, enqueue_us(gpu, v.call));
+      v.best = std::min(v.best, per_call_us(gpu, v.call, waited));
+      v.host = std::min(v.host, per_call_us(gpu, v.call, host_only));
     }
   std::printf("\nper call, 2^10 floats (best of 3 x 7 rounds of 20000 back-to-back calls and the wait: the slower of host and GPU):\n");
   for (const Variant& v : variants) std::printf("  %-44s %8.3f us\n", v.what, v.best);
