@@ -614,10 +614,16 @@ int resident_shape(Kind kind) {
   }
 }
 
-template <class T>
-int resident(Kind kind, ReduceShape s) {
-#define EW_SHAPE(V, U) \
-  if (s.lanes_per_thread == V && s.loads == U) return resident_shape<T, V, U>(kind);
+// Calls f(lanes, loads), both std::integral_constant, with the shape s when it is built for
+// T (every dtype: 1x8, 1x16; 16-bit data 8x2, 8x4; f32 and f64 2x4, 2x8, 2x16; f32 4x2, 4x4,
+// 4x8, as `shapes` lists them); false where it is not.
+template <class T, class F>
+bool visit_shape(ReduceShape s, F&& f) {
+#define EW_SHAPE(V, U)                                                                  \
+  if (s.lanes_per_thread == V && s.loads == U) {                                        \
+    f(std::integral_constant<int, V>{}, std::integral_constant<int, U>{});              \
+    return true;                                                                        \
+  }
   EW_SHAPE(1, 8) EW_SHAPE(1, 16)
   if constexpr (sizeof(T) == 2) {
     EW_SHAPE(8, 2) EW_SHAPE(8, 4)
@@ -628,7 +634,14 @@ int resident(Kind kind, ReduceShape s) {
     EW_SHAPE(4, 2) EW_SHAPE(4, 4) EW_SHAPE(4, 8)
   }
 #undef EW_SHAPE
-  return 1;
+  return false;
+}
+
+template <class T>
+int resident(Kind kind, ReduceShape s) {
+  int blocks = 1;
+  visit_shape<T>(s, [&](auto v, auto u) { blocks = resident_shape<T, decltype(v)::value, decltype(u)::value>(kind); });
+  return blocks;
 }
 
 int resident(DType dtype, Kind kind, ReduceShape s) {
@@ -642,20 +655,11 @@ int resident(DType dtype, Kind kind, ReduceShape s) {
 
 template <class T>
 cudaError_t launch_sums(const ReduceCall& c, const Launch& l, ReduceShape s) {
-#define EW_SHAPE(V, U) \
-  if (s.lanes_per_thread == V && s.loads == U) return launch_shape<T, V, U>(c, l);
-  EW_SHAPE(1, 8) EW_SHAPE(1, 16)
-  if constexpr (sizeof(T) == 2) {
-    EW_SHAPE(8, 2) EW_SHAPE(8, 4)
-  } else {
-    EW_SHAPE(2, 4) EW_SHAPE(2, 8) EW_SHAPE(2, 16)
-  }
-  if constexpr (sizeof(T) == 4) {
-    EW_SHAPE(4, 2) EW_SHAPE(4, 4) EW_SHAPE(4, 8)
-  }
-#undef EW_SHAPE
-  throw Error(Errc::internal, "cuda reduction: shape " + std::to_string(s.lanes_per_thread) + "x" +
-                                  std::to_string(s.loads) + " is not built");
+  cudaError_t e = cudaSuccess;
+  if (!visit_shape<T>(s, [&](auto v, auto u) { e = launch_shape<T, decltype(v)::value, decltype(u)::value>(c, l); }))
+    throw Error(Errc::internal, "cuda reduction: shape " + std::to_string(s.lanes_per_thread) + "x" +
+                                    std::to_string(s.loads) + " is not built");
+  return e;
 }
 
 template <class T>

@@ -34,6 +34,7 @@
 
 #include "arena.hpp"
 #include "bulk_tiles.hpp"
+#include "event_timer.hpp"
 #include "ew/ew.hpp"
 #include "ew_internal/convert_eval.hpp"
 #include "kernel_variants.cuh"
@@ -44,12 +45,10 @@ namespace {
 
 using namespace ew;
 using ew::bench::Arena;
+using ew::bench::check;
+using ew::bench::EventTimer;
 using ew::bench::median;
 namespace k = ew::detail::cuda;
-
-void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorName(e));
-}
 
 struct Gpu {
   cudaDeviceProp prop{};
@@ -58,25 +57,14 @@ struct Gpu {
   std::size_t l2 = 0;
 };
 
-// Seconds per call: `batches` batches of `batch` back-to-back calls between two events.
+// Seconds per call: `batches` batches of `batch` back-to-back calls between two events;
+// the median batch. call(j) gets the call's number j (0, 1, ...), two warm-up calls first.
 double time_calls(cudaStream_t stream, const std::function<void(long)>& call, int batch, int batches) {
-  cudaEvent_t start, stop;
-  check(cudaEventCreate(&start), "cudaEventCreate");
-  check(cudaEventCreate(&stop), "cudaEventCreate");
+  EventTimer timer(stream);
   long j = 0;
   for (int w = 0; w < 2; ++w) call(j++);
   std::vector<double> per_call;
-  for (int b = 0; b < batches; ++b) {
-    check(cudaEventRecord(start, stream), "cudaEventRecord");
-    for (int i = 0; i < batch; ++i) call(j++);
-    check(cudaEventRecord(stop, stream), "cudaEventRecord");
-    check(cudaEventSynchronize(stop), "cudaEventSynchronize");
-    float ms = 0;
-    check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
-    per_call.push_back(ms * 1e-3 / batch);
-  }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
+  for (int b = 0; b < batches; ++b) per_call.push_back(timer.seconds_per_call([&] { call(j++); }, batch));
   return median(per_call);
 }
 

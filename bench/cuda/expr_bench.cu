@@ -35,6 +35,7 @@
 #include <string>
 #include <vector>
 
+#include "event_timer.hpp"
 #include "ew/ew.hpp"
 #include "expr_functors.cuh"
 #include "expr_launch_tuning.hpp"  // backends/cuda: the launch hook (internal, not public API)
@@ -44,12 +45,10 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
 
-void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorName(e));
-}
-
 // The formulas as functors (expr_functors.cuh, shared with ew-roofline's GPU expression
 // peer), through the kit every backend uses (no contraction).
+using ew::bench::check;
+using ew::bench::EventTimer;
 using ew::bench::functors::Add;
 using ew::bench::functors::Chain3;
 using ew::bench::functors::Clamp;
@@ -57,28 +56,17 @@ using ew::bench::functors::Dot4;
 using ew::bench::functors::Relu;
 using ew::bench::functors::Silu;
 
+// Best of `rounds` rounds of `reps` back-to-back calls, in microseconds a call.
 struct Timer {
   cudaStream_t stream;
-  cudaEvent_t start, stop;
-  explicit Timer(cudaStream_t s) : stream(s) {
-    check(cudaEventCreate(&start), "cudaEventCreate");
-    check(cudaEventCreate(&stop), "cudaEventCreate");
-  }
-  // Best of `rounds` rounds of `reps` back-to-back calls, in microseconds a call.
+  EventTimer events;
+  explicit Timer(cudaStream_t s) : stream(s), events(s) {}
   template <class F>
   double time(F&& f, int reps, int rounds = 5) {
     f();
     check(cudaStreamSynchronize(stream), "warm-up");
     double best = 1e300;
-    for (int r = 0; r < rounds; ++r) {
-      check(cudaEventRecord(start, stream), "cudaEventRecord");
-      for (int k = 0; k < reps; ++k) f();
-      check(cudaEventRecord(stop, stream), "cudaEventRecord");
-      check(cudaEventSynchronize(stop), "cudaEventSynchronize");
-      float ms = 0;
-      check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
-      best = std::min(best, 1000.0 * ms / reps);
-    }
+    for (int r = 0; r < rounds; ++r) best = std::min(best, 1e6 * events.seconds_per_call(f, reps));
     return best;
   }
 };

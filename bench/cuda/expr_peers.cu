@@ -8,14 +8,11 @@
 
 #include "cuda/expr_functors.cuh"
 #include "cuda/expr_peers.hpp"
+#include "event_timer.hpp"
 
 namespace ew::bench {
 
 namespace {
-
-void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorName(e));
-}
 
 // T: the arrays' element type; S: the formula's (float for the 16-bit types, whose
 // functors run through Stored16).

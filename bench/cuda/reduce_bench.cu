@@ -47,12 +47,15 @@
 
 #include <cstring>
 
+#include "event_timer.hpp"
 #include "ew/ew.hpp"
 #include "reduce.hpp"  // backends/cuda: the tuning hook (internal, not public API)
 #include "reduce_peers.hpp"
 
 namespace {
 
+using ew::bench::check;
+using ew::bench::EventTimer;
 using ew::bench::Reduction;
 using What = Reduction;
 const char* name(What w) { return ew::bench::to_string(w); }
@@ -113,31 +116,15 @@ void run(ew::Context& ctx, What w, std::size_t n, int reps, const T* x, const T*
   std::fflush(stdout);
 }
 
-void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorName(e));
-}
-
 constexpr int batch = 20;
 
 // Median seconds per call of `enqueue` (which queues one call on `stream`), batches of 20
 // back to back between two events.
 double time_enqueued(const std::function<void()>& enqueue, cudaStream_t stream, int reps) {
-  cudaEvent_t start, stop;
-  check(cudaEventCreate(&start), "cudaEventCreate");
-  check(cudaEventCreate(&stop), "cudaEventCreate");
+  EventTimer timer(stream);
   for (int i = 0; i < 3; ++i) enqueue();  // warm-up: workspaces, cuBLAS, caches
   std::vector<double> seconds;
-  for (int r = 0; r < reps; ++r) {
-    check(cudaEventRecord(start, stream), "cudaEventRecord");
-    for (int i = 0; i < batch; ++i) enqueue();
-    check(cudaEventRecord(stop, stream), "cudaEventRecord");
-    check(cudaEventSynchronize(stop), "cudaEventSynchronize");
-    float ms = 0;
-    check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
-    seconds.push_back(ms * 1e-3 / batch);
-  }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
+  for (int r = 0; r < reps; ++r) seconds.push_back(timer.seconds_per_call(enqueue, batch));
   std::sort(seconds.begin(), seconds.end());
   return seconds[seconds.size() / 2];
 }

@@ -618,18 +618,6 @@ ExprSection measure_expressions(const ExprPlan& plan, Progress& progress) {
 
 namespace {
 
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
-
-std::string duration(double s) {
-  if (s < 1e-3) return fixed(s * 1e6, 2) + " us";
-  if (s < 1) return fixed(s * 1e3, 3) + " ms";
-  return fixed(s, 3) + " s";
-}
-
 const Entry* entry_named(const std::string& name) {
   for (const Entry& e : catalog())
     if (name == e.name) return &e;
@@ -707,17 +695,6 @@ void print_expressions(const Report& r, std::FILE* out) {
 
 namespace {
 
-std::string esc(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    if (c == '&') o += "&amp;";
-    else if (c == '<') o += "&lt;";
-    else if (c == '>') o += "&gt;";
-    else o += c;
-  }
-  return o;
-}
-
 // The colors of plot.cpp's palette, so a backend looks the same in every panel.
 std::string color_of(const std::string& target) {
   static const std::map<std::string, std::string> colors = {{"highway", "#1f77b4"}, {"kokkos", "#9467bd"},
@@ -781,7 +758,7 @@ std::string expressions_panel(const Report& r, Place place, double y0, double wi
   auto py = [&](double v) { return fy + fh - fh * v / top; };
   std::ostringstream s;
   s << "<text x='" << x0 << "' y='" << y0 + 22 << "' font-size='15'>"
-    << esc("Expressions at n = " + pretty_n(n) + " on the " + to_string(place) + " (" + to_string(shown) +
+    << xml_escape("Expressions at n = " + pretty_n(n) + " on the " + to_string(place) + " (" + to_string(shown) +
            "): fused Kernel, the fixed ops unfused, " + (peer_name.empty() ? "no peer" : peer_name))
     << "</text>\n";
   s << "<rect x='" << x0 << "' y='" << fy << "' width='" << fw << "' height='" << fh << "' fill='white' stroke='#444'/>\n";
@@ -818,7 +795,7 @@ std::string expressions_panel(const Report& r, Place place, double y0, double wi
       x += bar_w;
     }
     s << "<text x='" << x0 + (gi + 0.5) * group_w << "' y='" << fy + fh + 16 << "' font-size='11' text-anchor='middle'>"
-      << esc(g.label) << "</text>\n";
+      << xml_escape(g.label) << "</text>\n";
   }
   // Legend.
   double ly = fy + 12;
@@ -826,7 +803,7 @@ std::string expressions_panel(const Report& r, Place place, double y0, double wi
   auto legend = [&](const std::string& color, bool hollow, bool pale, const std::string& label) {
     s << "<rect x='" << lx << "' y='" << ly - 9 << "' width='14' height='10' fill='" << (hollow ? "white" : color)
       << "' fill-opacity='" << (pale ? 0.3 : 1) << "' stroke='" << color << "'" << (pale ? " stroke-dasharray='3,2'" : "")
-      << "/>\n<text x='" << lx + 20 << "' y='" << ly << "' font-size='11'>" << esc(label) << "</text>\n";
+      << "/>\n<text x='" << lx + 20 << "' y='" << ly << "' font-size='11'>" << xml_escape(label) << "</text>\n";
     ly += 16;
   };
   for (const std::string& b : backends) {

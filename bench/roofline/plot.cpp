@@ -26,17 +26,6 @@ double flops_per_element(Op op) {
   return 0;
 }
 
-std::string esc(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    if (c == '&') o += "&amp;";
-    else if (c == '<') o += "&lt;";
-    else if (c == '>') o += "&gt;";
-    else o += c;
-  }
-  return o;
-}
-
 std::string num(double v, int digits = 1) {
   char b[32];
   std::snprintf(b, sizeof b, "%.*f", digits, v);
@@ -128,9 +117,9 @@ void axes(std::ostream& s, const Frame& f, const std::string& xlabel, const std:
     }
   }
   s << "<text x='" << f.x0 + f.w / 2 << "' y='" << f.y0 + f.h + 32 << "' text-anchor='middle' font-size='12'>"
-    << esc(xlabel) << "</text>\n";
+    << xml_escape(xlabel) << "</text>\n";
   s << "<text transform='translate(" << f.x0 - 48 << "," << f.y0 + f.h / 2
-    << ") rotate(-90)' text-anchor='middle' font-size='12'>" << esc(ylabel) << "</text>\n";
+    << ") rotate(-90)' text-anchor='middle' font-size='12'>" << xml_escape(ylabel) << "</text>\n";
 }
 
 void marker(std::ostream& s, double x, double y, const std::string& color, DType d, bool filled) {
@@ -175,7 +164,7 @@ void segment(std::ostream& s, const Frame& f, double xa, double ya, double xb, d
 void text(std::ostream& s, double x, double y, const std::string& t, const std::string& color, int size = 11,
           const char* anchor = "start") {
   s << "<text x='" << x << "' y='" << y << "' font-size='" << size << "' fill='" << color << "' text-anchor='" << anchor
-    << "'>" << esc(t) << "</text>\n";
+    << "'>" << xml_escape(t) << "</text>\n";
 }
 
 std::string device_name(const Report& r, Place p) {

@@ -19,6 +19,29 @@ std::string pretty_n(std::size_t n) {
   return std::to_string(n);
 }
 
+std::string fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+std::string duration(double s) {
+  if (s < 1e-3) return fixed(s * 1e6, 2) + " us";
+  if (s < 1) return fixed(s * 1e3, 3) + " ms";
+  return fixed(s, 3) + " s";
+}
+
+std::string xml_escape(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    if (c == '&') o += "&amp;";
+    else if (c == '<') o += "&lt;";
+    else if (c == '>') o += "&gt;";
+    else o += c;
+  }
+  return o;
+}
+
 namespace {
 
 // The memory ceiling of an op's kind of traffic: the fastest ceiling kernel that moves
@@ -63,21 +86,6 @@ void finalize(Report& r) {
   }
 }
 
-namespace {
-
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
-
-std::string duration(double s) {
-  if (s < 1e-3) return fixed(s * 1e6, 2) + " us";
-  if (s < 1) return fixed(s * 1e3, 3) + " ms";
-  return fixed(s, 3) + " s";
-}
-
-}  // namespace
 
 void print_table(const Report& r, std::FILE* out) {
   std::fprintf(out, "elementwise %s roofline, %s\n", r.machine.library_version.c_str(), r.date.c_str());

@@ -42,6 +42,9 @@ void print_table(const Report& r, std::FILE* out);
 void write_json(const Report& r, const std::string& path);
 void write_svg(const Report& r, const std::string& path);
 
-std::string pretty_n(std::size_t n);  // "2^20" for powers of two
+std::string pretty_n(std::size_t n);          // "2^20" for powers of two
+std::string fixed(double v, int digits);      // printf's %.*f
+std::string duration(double seconds);         // "12.34 us", "5.678 ms", "1.234 s"
+std::string xml_escape(const std::string& s); // & < > for the SVG's text
 
 }  // namespace ew::roofline

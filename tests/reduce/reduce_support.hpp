@@ -77,6 +77,22 @@ Got<T> reduce(Context& ctx, Red r, Span<const T> x, Span<const T> y) {
   }
 }
 
+// Host arrays, or the backend's own memory when it cannot read host memory (cuda).
+template <class T>
+struct Operand {
+  std::vector<T> host;
+  std::unique_ptr<Buffer<T>> device;
+  Span<const T> span(Context& ctx, std::size_t off, std::size_t n) {
+    if (ctx.backend() != Backend::cuda) return Span<const T>(host.data() + off, n);
+    if (!device) {
+      device = std::make_unique<Buffer<T>>(ctx, host.size());
+      device->upload(host.data(), host.size());
+    }
+    return Span<const T>(device->data() + off, n, device->space());
+  }
+  void changed() { device.reset(); }  // after host was edited
+};
+
 // Pairs that nearly cancel (a, -a(1 + small)) among values over 17 binades, shuffled:
 // the sum is far smaller than the sum of magnitudes, so rounding shows. 16-bit data: the
 // float pairs rounded to the type.
@@ -93,6 +109,34 @@ std::vector<T> cancelling_vector(std::size_t n) {
     for (std::size_t i = 1; i < n; i += 2) v[i] = -v[i - 1] * (T(1) + tiny(rng()));
     std::shuffle(v.begin(), v.end(), rng());
     return v;
+  }
+}
+
+// The forms that store the value into a span (asynchronous on cuda): the returned value's
+// bits (reduce_result_t: a float for 16-bit data), in the backend's own memory, the slot
+// poisoned first; n = 0 stores 0.
+template <class T>
+void stores_into_result(Context& ctx, std::size_t n) {
+  using R = reduce_result_t<T>;
+  Operand<T> x{cancelling_vector<T>(n + 1), nullptr}, y{random_vector<T>(n + 1), nullptr};
+  Buffer<R> slot(ctx, 1);
+  const Span<const T> xs = x.span(ctx, 1, n), ys = y.span(ctx, 1, n);
+  for (Red r : {Red::sum, Red::asum, Red::dot, Red::norm2}) {
+    const R poisoned = poison<R>();
+    slot.upload(&poisoned, 1);
+    const got_t<T> want = reduce<T>(ctx, r, xs, ys).value;
+    const Span<R> out(slot.data(), 1, slot.space());
+    switch (r) {
+      case Red::sum: ew::sum<T>(ctx, xs, out); break;
+      case Red::asum: ew::asum<T>(ctx, xs, out); break;
+      case Red::dot: ew::dot<T>(ctx, xs, ys, out); break;
+      default: ew::norm2<T>(ctx, xs, out);
+    }
+    ctx.synchronize();
+    R got;
+    slot.download(&got, 1);
+    EXPECT_TRUE(same_bits(static_cast<got_t<T>>(got), want) && !is_poison(got))
+        << name(r) << " " << to_string(dtype_v<T>) << " n=" << n << ": stored " << got << ", returned " << want;
   }
 }
 

@@ -15,22 +15,6 @@ namespace {
 
 constexpr std::size_t sizes[] = {1, 2, 7, 8, 9, 31, 32, 33, 100, B - 1, B, B + 1, 2 * B, 3 * B + 17, 64 * B + 5, 100003};
 
-// Host arrays, or the backend's own memory when it cannot read host memory (cuda).
-template <class T>
-struct Operand {
-  std::vector<T> host;
-  std::unique_ptr<Buffer<T>> device;
-  Span<const T> span(Context& ctx, std::size_t off, std::size_t n) {
-    if (ctx.backend() != Backend::cuda) return Span<const T>(host.data() + off, n);
-    if (!device) {
-      device = std::make_unique<Buffer<T>>(ctx, host.size());
-      device->upload(host.data(), host.size());
-    }
-    return Span<const T>(device->data() + off, n, device->space());
-  }
-  void changed() { device.reset(); }
-};
-
 template <class T>
 std::vector<float> widened(const std::vector<T>& v) {
   std::vector<float> f(v.size());
@@ -174,31 +158,6 @@ TEST_P(Reduce16, BadInputNamesTheOperand) {
                  "ew::max_element: x");
   } else {
     expect_error(Errc::foreign_memory, [&] { ew::min_element<half>(ctx, y); }, "ew::min_element: x");
-  }
-}
-
-// The result-span forms store a float (reduce_result_t), with the returned value's bits.
-template <class T>
-void stores_into_result(Context& ctx, std::size_t n) {
-  Operand<T> x{cancelling_vector<T>(n + 1), nullptr}, y{random_vector<T>(n + 1), nullptr};
-  Buffer<float> slot(ctx, 1);
-  const Span<const T> xs = x.span(ctx, 1, n), ys = y.span(ctx, 1, n);
-  for (Red r : {Red::sum, Red::asum, Red::dot, Red::norm2}) {
-    const float poisoned = poison<float>();
-    slot.upload(&poisoned, 1);
-    const double want = reduce<T>(ctx, r, xs, ys).value;
-    const Span<float> out(slot.data(), 1, slot.space());
-    switch (r) {
-      case Red::sum: ew::sum<T>(ctx, xs, out); break;
-      case Red::asum: ew::asum<T>(ctx, xs, out); break;
-      case Red::dot: ew::dot<T>(ctx, xs, ys, out); break;
-      default: ew::norm2<T>(ctx, xs, out);
-    }
-    ctx.synchronize();
-    float got;
-    slot.download(&got, 1);
-    EXPECT_TRUE(same_bits(static_cast<double>(got), want) && !is_poison(got))
-        << name(r) << " " << to_string(dtype_v<T>) << " n=" << n << ": stored " << got << ", returned " << want;
   }
 }
 

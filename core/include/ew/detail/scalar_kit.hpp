@@ -53,203 +53,57 @@ struct ScalarKitBase {
 
 }  // namespace impl
 
+// Each operation has a device form (CUDA's round-to-nearest intrinsics, which nvcc never
+// contracts into an fma) and a host form (GCC or Clang builtins); EW_KIT_PICK_ keeps one.
+#if defined(__CUDA_ARCH__)
+#define EW_KIT_PICK_(device, host) device
+#else
+#define EW_KIT_PICK_(device, host) host
+namespace impl {
+template <class To, class From>
+inline To host_bit_cast(From from) {
+  To to;
+  __builtin_memcpy(&to, &from, sizeof from);
+  return to;
+}
+}  // namespace impl
+#endif
+
 template <>
 struct ScalarKit<float> : impl::ScalarKitBase<float, int, unsigned> {
-  EW_MATH_FN static V add(V a, V b) {
-#if defined(__CUDA_ARCH__)
-    return __fadd_rn(a, b);
-#else
-    return a + b;
-#endif
-  }
-  EW_MATH_FN static V sub(V a, V b) {
-#if defined(__CUDA_ARCH__)
-    return __fsub_rn(a, b);
-#else
-    return a - b;
-#endif
-  }
-  EW_MATH_FN static V mul(V a, V b) {
-#if defined(__CUDA_ARCH__)
-    return __fmul_rn(a, b);
-#else
-    return a * b;
-#endif
-  }
-  EW_MATH_FN static V div(V a, V b) {
-#if defined(__CUDA_ARCH__)
-    return __fdiv_rn(a, b);
-#else
-    return a / b;
-#endif
-  }
-  EW_MATH_FN static V fma(V a, V b, V c) {
-#if defined(__CUDA_ARCH__)
-    return __fmaf_rn(a, b, c);
-#else
-    return __builtin_fmaf(a, b, c);
-#endif
-  }
-  EW_MATH_FN static V sqrt(V a) {
-#if defined(__CUDA_ARCH__)
-    return __fsqrt_rn(a);
-#else
-    return __builtin_sqrtf(a);
-#endif
-  }
-  EW_MATH_FN static V abs(V a) {
-#if defined(__CUDA_ARCH__)
-    return fabsf(a);
-#else
-    return __builtin_fabsf(a);
-#endif
-  }
-  EW_MATH_FN static V floor(V a) {
-#if defined(__CUDA_ARCH__)
-    return floorf(a);
-#else
-    return __builtin_floorf(a);
-#endif
-  }
-  EW_MATH_FN static V ceil(V a) {
-#if defined(__CUDA_ARCH__)
-    return ceilf(a);
-#else
-    return __builtin_ceilf(a);
-#endif
-  }
-  EW_MATH_FN static V trunc(V a) {
-#if defined(__CUDA_ARCH__)
-    return truncf(a);
-#else
-    return __builtin_truncf(a);
-#endif
-  }
-  EW_MATH_FN static V rint(V a) {
-#if defined(__CUDA_ARCH__)
-    return rintf(a);
-#else
-    return __builtin_rintf(a);
-#endif
-  }
-  EW_MATH_FN static I bits(V a) {
-#if defined(__CUDA_ARCH__)
-    return __float_as_int(a);
-#else
-    I i;
-    __builtin_memcpy(&i, &a, sizeof a);
-    return i;
-#endif
-  }
-  EW_MATH_FN static V from_bits(I a) {
-#if defined(__CUDA_ARCH__)
-    return __int_as_float(a);
-#else
-    V v;
-    __builtin_memcpy(&v, &a, sizeof a);
-    return v;
-#endif
-  }
+  EW_MATH_FN static V add(V a, V b) { return EW_KIT_PICK_(__fadd_rn(a, b), a + b); }
+  EW_MATH_FN static V sub(V a, V b) { return EW_KIT_PICK_(__fsub_rn(a, b), a - b); }
+  EW_MATH_FN static V mul(V a, V b) { return EW_KIT_PICK_(__fmul_rn(a, b), a * b); }
+  EW_MATH_FN static V div(V a, V b) { return EW_KIT_PICK_(__fdiv_rn(a, b), a / b); }
+  EW_MATH_FN static V fma(V a, V b, V c) { return EW_KIT_PICK_(__fmaf_rn(a, b, c), __builtin_fmaf(a, b, c)); }
+  EW_MATH_FN static V sqrt(V a) { return EW_KIT_PICK_(__fsqrt_rn(a), __builtin_sqrtf(a)); }
+  EW_MATH_FN static V abs(V a) { return EW_KIT_PICK_(fabsf(a), __builtin_fabsf(a)); }
+  EW_MATH_FN static V floor(V a) { return EW_KIT_PICK_(floorf(a), __builtin_floorf(a)); }
+  EW_MATH_FN static V ceil(V a) { return EW_KIT_PICK_(ceilf(a), __builtin_ceilf(a)); }
+  EW_MATH_FN static V trunc(V a) { return EW_KIT_PICK_(truncf(a), __builtin_truncf(a)); }
+  EW_MATH_FN static V rint(V a) { return EW_KIT_PICK_(rintf(a), __builtin_rintf(a)); }
+  EW_MATH_FN static I bits(V a) { return EW_KIT_PICK_(__float_as_int(a), impl::host_bit_cast<I>(a)); }
+  EW_MATH_FN static V from_bits(I a) { return EW_KIT_PICK_(__int_as_float(a), impl::host_bit_cast<V>(a)); }
 };
 
 template <>
 struct ScalarKit<double> : impl::ScalarKitBase<double, long long, unsigned long long> {
-  EW_MATH_FN static V add(V a, V b) {
-#if defined(__CUDA_ARCH__)
-    return __dadd_rn(a, b);
-#else
-    return a + b;
-#endif
-  }
-  EW_MATH_FN static V sub(V a, V b) {
-#if defined(__CUDA_ARCH__)
-    return __dsub_rn(a, b);
-#else
-    return a - b;
-#endif
-  }
-  EW_MATH_FN static V mul(V a, V b) {
-#if defined(__CUDA_ARCH__)
-    return __dmul_rn(a, b);
-#else
-    return a * b;
-#endif
-  }
-  EW_MATH_FN static V div(V a, V b) {
-#if defined(__CUDA_ARCH__)
-    return __ddiv_rn(a, b);
-#else
-    return a / b;
-#endif
-  }
-  EW_MATH_FN static V fma(V a, V b, V c) {
-#if defined(__CUDA_ARCH__)
-    return __fma_rn(a, b, c);
-#else
-    return __builtin_fma(a, b, c);
-#endif
-  }
-  EW_MATH_FN static V sqrt(V a) {
-#if defined(__CUDA_ARCH__)
-    return __dsqrt_rn(a);
-#else
-    return __builtin_sqrt(a);
-#endif
-  }
-  EW_MATH_FN static V abs(V a) {
-#if defined(__CUDA_ARCH__)
-    return fabs(a);
-#else
-    return __builtin_fabs(a);
-#endif
-  }
-  EW_MATH_FN static V floor(V a) {
-#if defined(__CUDA_ARCH__)
-    return ::floor(a);
-#else
-    return __builtin_floor(a);
-#endif
-  }
-  EW_MATH_FN static V ceil(V a) {
-#if defined(__CUDA_ARCH__)
-    return ::ceil(a);
-#else
-    return __builtin_ceil(a);
-#endif
-  }
-  EW_MATH_FN static V trunc(V a) {
-#if defined(__CUDA_ARCH__)
-    return ::trunc(a);
-#else
-    return __builtin_trunc(a);
-#endif
-  }
-  EW_MATH_FN static V rint(V a) {
-#if defined(__CUDA_ARCH__)
-    return ::rint(a);
-#else
-    return __builtin_rint(a);
-#endif
-  }
-  EW_MATH_FN static I bits(V a) {
-#if defined(__CUDA_ARCH__)
-    return __double_as_longlong(a);
-#else
-    I i;
-    __builtin_memcpy(&i, &a, sizeof a);
-    return i;
-#endif
-  }
-  EW_MATH_FN static V from_bits(I a) {
-#if defined(__CUDA_ARCH__)
-    return __longlong_as_double(a);
-#else
-    V v;
-    __builtin_memcpy(&v, &a, sizeof a);
-    return v;
-#endif
-  }
+  EW_MATH_FN static V add(V a, V b) { return EW_KIT_PICK_(__dadd_rn(a, b), a + b); }
+  EW_MATH_FN static V sub(V a, V b) { return EW_KIT_PICK_(__dsub_rn(a, b), a - b); }
+  EW_MATH_FN static V mul(V a, V b) { return EW_KIT_PICK_(__dmul_rn(a, b), a * b); }
+  EW_MATH_FN static V div(V a, V b) { return EW_KIT_PICK_(__ddiv_rn(a, b), a / b); }
+  EW_MATH_FN static V fma(V a, V b, V c) { return EW_KIT_PICK_(__fma_rn(a, b, c), __builtin_fma(a, b, c)); }
+  EW_MATH_FN static V sqrt(V a) { return EW_KIT_PICK_(__dsqrt_rn(a), __builtin_sqrt(a)); }
+  EW_MATH_FN static V abs(V a) { return EW_KIT_PICK_(fabs(a), __builtin_fabs(a)); }
+  EW_MATH_FN static V floor(V a) { return EW_KIT_PICK_(::floor(a), __builtin_floor(a)); }
+  EW_MATH_FN static V ceil(V a) { return EW_KIT_PICK_(::ceil(a), __builtin_ceil(a)); }
+  EW_MATH_FN static V trunc(V a) { return EW_KIT_PICK_(::trunc(a), __builtin_trunc(a)); }
+  EW_MATH_FN static V rint(V a) { return EW_KIT_PICK_(::rint(a), __builtin_rint(a)); }
+  EW_MATH_FN static I bits(V a) { return EW_KIT_PICK_(__double_as_longlong(a), impl::host_bit_cast<I>(a)); }
+  EW_MATH_FN static V from_bits(I a) { return EW_KIT_PICK_(__longlong_as_double(a), impl::host_bit_cast<V>(a)); }
 };
+
+#undef EW_KIT_PICK_
 
 }  // namespace ew::math
 
