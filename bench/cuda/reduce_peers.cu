@@ -277,7 +277,7 @@ __device__ void atomic_finish(double acc, AtomicState* state, T* out) {
   }
 }
 
-template <class T, bool dot>
+template <class T, bool dot, int unroll = atomic_unroll>
 __global__ void __launch_bounds__(atomic_threads)
     atomic_reduce(const T* __restrict__ x, const T* __restrict__ y, std::size_t n, AtomicState* state, T* out) {
   wait_for_previous_grid();
@@ -297,15 +297,16 @@ __global__ void __launch_bounds__(atomic_threads)
     for (int k = 0; k < per; ++k) t += dot ? static_cast<double>(pa[k]) * static_cast<double>(pb[k]) : static_cast<double>(pa[k]);
     return t;
   };
-  for (; i + (atomic_unroll - 1) * stride < vectors; i += atomic_unroll * stride) {
-    Vec a[atomic_unroll], b[atomic_unroll];
+#pragma unroll 1
+  for (; i + (unroll - 1) * stride < vectors; i += unroll * stride) {
+    Vec a[unroll], b[unroll];
 #pragma unroll
-    for (int u = 0; u < atomic_unroll; ++u) {
+    for (int u = 0; u < unroll; ++u) {
       a[u] = __ldg(xv + i + u * stride);
       if (dot) b[u] = __ldg(yv + i + u * stride);
     }
 #pragma unroll
-    for (int u = 0; u < atomic_unroll; ++u) acc += term(a[u], b[u]);
+    for (int u = 0; u < unroll; ++u) acc += term(a[u], b[u]);
   }
   for (; i < vectors; i += stride) acc += term(__ldg(xv + i), dot ? __ldg(yv + i) : Vec{});
   const std::size_t tail = vectors * per + blockIdx.x * blockDim.x + threadIdx.x;
@@ -395,21 +396,34 @@ void plan_order_enqueue(Reduction r, DType d, std::size_t n, const void* x, cons
     else launch_atomic(atomic_plan_order<double, false>, grid, s, xd, xd, n, atomic_state(), static_cast<double*>(result));
   }
 }
-void atomic_enqueue(Reduction r, DType d, std::size_t n, const void* x, const void* y, void* result, void* stream) {
+template <int unroll>
+void atomic_enqueue_with(Reduction r, DType d, std::size_t n, const void* x, const void* y, void* result, void* stream) {
   const auto s = static_cast<cudaStream_t>(stream);
   // Small sizes take fewer blocks (a block per 4096 elements at least).
   const unsigned grid = static_cast<unsigned>(std::min<std::size_t>(atomic_grid(), (n + 4095) / 4096 + 1));
   if (d == DType::f32) {
     const auto* xf = static_cast<const float*>(x);
     const auto* yf = static_cast<const float*>(y);
-    if (r == Reduction::dot) launch_atomic(atomic_reduce<float, true>, grid, s, xf, yf, n, atomic_state(), static_cast<float*>(result));
-    else launch_atomic(atomic_reduce<float, false>, grid, s, xf, xf, n, atomic_state(), static_cast<float*>(result));
+    if (r == Reduction::dot) launch_atomic(atomic_reduce<float, true, unroll>, grid, s, xf, yf, n, atomic_state(), static_cast<float*>(result));
+    else launch_atomic(atomic_reduce<float, false, unroll>, grid, s, xf, xf, n, atomic_state(), static_cast<float*>(result));
   } else {
     const auto* xd = static_cast<const double*>(x);
     const auto* yd = static_cast<const double*>(y);
-    if (r == Reduction::dot) launch_atomic(atomic_reduce<double, true>, grid, s, xd, yd, n, atomic_state(), static_cast<double*>(result));
-    else launch_atomic(atomic_reduce<double, false>, grid, s, xd, xd, n, atomic_state(), static_cast<double*>(result));
+    if (r == Reduction::dot) launch_atomic(atomic_reduce<double, true, unroll>, grid, s, xd, yd, n, atomic_state(), static_cast<double*>(result));
+    else launch_atomic(atomic_reduce<double, false, unroll>, grid, s, xd, xd, n, atomic_state(), static_cast<double*>(result));
   }
+}
+void atomic_enqueue(Reduction r, DType d, std::size_t n, const void* x, const void* y, void* result, void* stream) {
+  atomic_enqueue_with<atomic_unroll>(r, d, n, x, y, result, stream);
+}
+// The same kernel with fewer 16-byte loads in flight per thread (and array): 1 or 2 instead of
+// 4, so 1/4 or 1/2 of its bytes in flight per SM, for comparing with the library's kernel at
+// the bytes in flight its registers allow (--sweep).
+void atomic_enqueue_1(Reduction r, DType d, std::size_t n, const void* x, const void* y, void* result, void* stream) {
+  atomic_enqueue_with<1>(r, d, n, x, y, result, stream);
+}
+void atomic_enqueue_2(Reduction r, DType d, std::size_t n, const void* x, const void* y, void* result, void* stream) {
+  atomic_enqueue_with<2>(r, d, n, x, y, result, stream);
 }
 
 // The expression reductions: TransformReduce over the indices with the expression as the
@@ -485,7 +499,9 @@ std::vector<DeviceReducePeer> cuda_reduce_device_peers() {
   return {{"cub::DeviceReduce", false, &cub_supports, &cub_enqueue},
           {"cublas dot/nrm2", false, &cublas_supports, &cublas_enqueue},
           {"atomic (not reproducible)", false, &atomic_supports, &atomic_enqueue},
-          {"atomic, plan order", false, &plan_order_supports, &plan_order_enqueue}};
+          {"atomic, plan order", false, &plan_order_supports, &plan_order_enqueue},
+          {"atomic, 2 loads", false, &atomic_supports, &atomic_enqueue_2},
+          {"atomic, 1 load", false, &atomic_supports, &atomic_enqueue_1}};
 }
 
 namespace {
