@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <type_traits>
 #include <cub/device/device_reduce.cuh>
 #include <stdexcept>
@@ -215,7 +216,7 @@ void cublas_enqueue(Reduction r, DType d, std::size_t n, const void* x, const vo
 }
 
 // "atomic": a thread accumulates in double (as the library does) from 16-byte loads, 4 of
-// them in flight, grid-stride; the block's partial goes to one double with atomicAdd (the
+// them in flight, grid-stride over one wave of blocks; the block's partial goes to one double with atomicAdd (the
 // order the blocks finish in: not reproducible); the last block writes the result in the
 // data's type and resets the accumulator and the counter for the next call. Launched as
 // the library launches its reductions (programmatic dependent launch on sm_90+), so that
@@ -229,8 +230,25 @@ __device__ __forceinline__ void wait_for_previous_grid() {
 #endif
 }
 
+// One wave of the kernel's own resident blocks: each kernel's registers decide its occupancy
+// (the f32 kernels need up to 40, which leaves room for 6 or 7 blocks an SM, not 8), and a
+// grid-stride loop launched with more blocks than fit runs its last ones as a late second wave.
+template <class... Params>
+unsigned resident_grid(void (*kernel)(Params...)) {
+  static std::map<const void*, unsigned> grids;
+  const auto found = grids.find(reinterpret_cast<const void*>(kernel));
+  if (found != grids.end()) return found->second;
+  int device = 0, sms = 0, per_sm = 0;
+  check(cudaGetDevice(&device), "cudaGetDevice");
+  check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
+  check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, atomic_threads, 0),
+        "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+  return grids[reinterpret_cast<const void*>(kernel)] = static_cast<unsigned>(sms * (per_sm > 0 ? per_sm : 1));
+}
+
+// Launches at most max_blocks blocks, and no more than one wave (resident_grid).
 template <class... Params, class... Args>
-void launch_atomic(void (*kernel)(Params...), unsigned grid, cudaStream_t stream, Args... args) {
+void launch_atomic(void (*kernel)(Params...), std::size_t max_blocks, cudaStream_t stream, Args... args) {
   static const bool dependent = [] {
     int device = 0, major = 0;
     check(cudaGetDevice(&device), "cudaGetDevice");
@@ -238,7 +256,7 @@ void launch_atomic(void (*kernel)(Params...), unsigned grid, cudaStream_t stream
     return major >= 9;
   }();
   cudaLaunchConfig_t config{};
-  config.gridDim = dim3(grid);
+  config.gridDim = dim3(static_cast<unsigned>(std::min<std::size_t>(resident_grid(kernel), max_blocks)));
   config.blockDim = dim3(atomic_threads);
   config.stream = stream;
   cudaLaunchAttribute attribute[1];
@@ -365,17 +383,6 @@ AtomicState* atomic_state() {
   }();
   return state;
 }
-unsigned atomic_grid() {
-  static const unsigned grid = [] {
-    int device = 0, sms = 0, per_sm = 0;
-    check(cudaGetDevice(&device), "cudaGetDevice");
-    check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
-    check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, atomic_reduce<double, true>, atomic_threads, 0),
-          "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
-    return static_cast<unsigned>(sms * (per_sm > 0 ? per_sm : 1));
-  }();
-  return grid;
-}
 
 bool atomic_supports(Reduction r, DType d, std::size_t) { return r != Reduction::norm2 && !is_storage16(d); }
 bool plan_order_supports(Reduction r, DType d, std::size_t n) {
@@ -383,7 +390,7 @@ bool plan_order_supports(Reduction r, DType d, std::size_t n) {
 }
 void plan_order_enqueue(Reduction r, DType d, std::size_t n, const void* x, const void* y, void* result, void* stream) {
   const auto s = static_cast<cudaStream_t>(stream);
-  const unsigned grid = atomic_grid();
+  const std::size_t grid = ~std::size_t(0);  // one wave
   if (d == DType::f32) {
     const auto* xf = static_cast<const float*>(x);
     const auto* yf = static_cast<const float*>(y);
@@ -400,7 +407,7 @@ template <int unroll>
 void atomic_enqueue_with(Reduction r, DType d, std::size_t n, const void* x, const void* y, void* result, void* stream) {
   const auto s = static_cast<cudaStream_t>(stream);
   // Small sizes take fewer blocks (a block per 4096 elements at least).
-  const unsigned grid = static_cast<unsigned>(std::min<std::size_t>(atomic_grid(), (n + 4095) / 4096 + 1));
+  const std::size_t grid = (n + 4095) / 4096 + 1;
   if (d == DType::f32) {
     const auto* xf = static_cast<const float*>(x);
     const auto* yf = static_cast<const float*>(y);

@@ -3,7 +3,8 @@
 
 For each reduction, dtype and size: cub's time over the library's (as it is and with plain
 launches), cuBLAS's likewise (dot), and the cost of reproducibility, the library's time over
-the "atomic (not reproducible)" variant's, minus 1.
+the "atomic (not reproducible)" variant's, minus 1, and over the fastest of that variant's
+forms with 4, 2 or 1 loads in flight ("best").
 Usage: python3 bench/cuda/reduce_ratios.py FILE.csv [...]
 """
 import collections
@@ -37,6 +38,9 @@ def main(paths):
                     line += f' {name} {peer / ours:.3f}' + (f' (plain {peer / plain:.3f})' if plain else '')
             if atomic:
                 line += f'  repro cost {ours / atomic - 1:+.1%}' + (f' (plain {plain / atomic - 1:+.1%})' if plain else '')
+            forms = [m[k] for k in ('atomic (not reproducible)', 'atomic, 2 loads', 'atomic, 1 load') if k in m]
+            if len(forms) > 1:
+                line += f', best {ours / min(forms) - 1:+.1%}'
             print(line)
 
 
