@@ -74,8 +74,10 @@ ValueIndex cub_extremum(bool is_min, DType dtype, std::size_t n, const void* x, 
 // accumulation in double from 16-byte loads, without its fixed tree (each CUDA block's
 // partial added with atomicAdd in whatever order the blocks finish): what reproducibility
 // costs on the GPU. sum and dot. Beside it the same kernel reading in the library's element
-// order ("atomic, plan order") and with 2 or 1 instead of 4 loads in flight per thread
-// ("atomic, 2 loads", "atomic, 1 load": a half and a quarter of its bytes in flight).
+// order ("atomic, plan order"; "atomic, staged plan order": the same order with warps on plan
+// blocks in grid-stride order, each brought into shared memory by the copy engine, sm_90+) and
+// with 2 or 1 instead of 4 loads in flight per thread ("atomic, 2 loads", "atomic, 1 load": a
+// half and a quarter of its bytes in flight).
 std::vector<DeviceReducePeer> cuda_reduce_device_peers();
 
 }  // namespace ew::bench

@@ -15,6 +15,7 @@
 #include <thrust/iterator/counting_iterator.h>
 
 #include "event_timer.hpp"
+#include "kernels.cuh"  // backends/cuda: the copy engine's bulk instructions
 #include "reduce_peers.hpp"
 
 namespace ew::bench {
@@ -234,21 +235,26 @@ __device__ __forceinline__ void wait_for_previous_grid() {
 // (the f32 kernels need up to 40, which leaves room for 6 or 7 blocks an SM, not 8), and a
 // grid-stride loop launched with more blocks than fit runs its last ones as a late second wave.
 template <class... Params>
-unsigned resident_grid(void (*kernel)(Params...)) {
+unsigned resident_grid(void (*kernel)(Params...), std::size_t shared) {
   static std::map<const void*, unsigned> grids;
   const auto found = grids.find(reinterpret_cast<const void*>(kernel));
   if (found != grids.end()) return found->second;
   int device = 0, sms = 0, per_sm = 0;
   check(cudaGetDevice(&device), "cudaGetDevice");
   check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
-  check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, atomic_threads, 0),
+  if (shared > (48 << 10))
+    check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared)),
+          "cudaFuncSetAttribute");
+  check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, atomic_threads, shared),
         "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
   return grids[reinterpret_cast<const void*>(kernel)] = static_cast<unsigned>(sms * (per_sm > 0 ? per_sm : 1));
 }
 
-// Launches at most max_blocks blocks, and no more than one wave (resident_grid).
+// Launches at most max_blocks blocks, and no more than one wave (resident_grid), with `shared`
+// bytes of dynamic shared memory each.
 template <class... Params, class... Args>
-void launch_atomic(void (*kernel)(Params...), std::size_t max_blocks, cudaStream_t stream, Args... args) {
+void launch_atomic(void (*kernel)(Params...), std::size_t max_blocks, std::size_t shared, cudaStream_t stream,
+                   Args... args) {
   static const bool dependent = [] {
     int device = 0, major = 0;
     check(cudaGetDevice(&device), "cudaGetDevice");
@@ -256,8 +262,9 @@ void launch_atomic(void (*kernel)(Params...), std::size_t max_blocks, cudaStream
     return major >= 9;
   }();
   cudaLaunchConfig_t config{};
-  config.gridDim = dim3(static_cast<unsigned>(std::min<std::size_t>(resident_grid(kernel), max_blocks)));
+  config.gridDim = dim3(static_cast<unsigned>(std::min<std::size_t>(resident_grid(kernel, shared), max_blocks)));
   config.blockDim = dim3(atomic_threads);
+  config.dynamicSmemBytes = shared;
   config.stream = stream;
   cudaLaunchAttribute attribute[1];
   attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
@@ -374,6 +381,71 @@ __global__ void __launch_bounds__(atomic_threads)
   atomic_finish(acc, state, out);
 }
 
+// "atomic, staged plan order": the plan's element order (a warp on one plan block, lane j adding
+// its column row by row) with the reads the grid-stride kernel makes: warps take plan blocks in
+// grid-stride order, so the whole GPU reads one window of the array, and each warp's lane 0 has
+// the copy engine bring its plan block into shared memory in contiguous pieces (cp.async.bulk)
+// through a ring of two slots, the next piece in flight while this one is walked. A piece is
+// 8 KiB of loads (64 rows of f32 for sum, 32 of f32 for dot and of f64 for sum, 16 of f64 for
+// dot), 128 KiB of slots a CUDA block, one block an SM. What the plan's order costs when the reads
+// are not spread over every warp's own blocks (docs/PERFORMANCE.md, ninth round). sm_90+ only.
+constexpr int staged_slots = 2;
+constexpr unsigned staged_piece_bytes = 8 << 10;
+constexpr std::size_t staged_shared_bytes = std::size_t(atomic_threads / 32) * staged_slots * staged_piece_bytes;
+
+template <class T, bool dot>
+__global__ void __launch_bounds__(atomic_threads)
+    atomic_staged(const T* __restrict__ x, const T* __restrict__ y, std::size_t n, AtomicState* state, T* out) {
+  wait_for_previous_grid();
+  double acc = 0.0;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  namespace bulk = ew::detail::cuda::bulk;
+  constexpr int arrays = dot ? 2 : 1;
+  constexpr int rows = static_cast<int>(staged_piece_bytes / (arrays * 32 * sizeof(T)));  // per piece
+  constexpr int pieces = 64 / rows;                                                        // per plan block
+  constexpr unsigned array_bytes = rows * 32 * sizeof(T);
+  extern __shared__ __align__(128) unsigned char staged[];
+  __shared__ __align__(8) unsigned long long barriers[atomic_threads / 32][staged_slots];
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  unsigned char* ring = staged + std::size_t(warp) * staged_slots * staged_piece_bytes;
+  const std::size_t blocks = n / 2048, warps = static_cast<std::size_t>(gridDim.x) * (atomic_threads / 32);
+  const std::size_t first = static_cast<std::size_t>(blockIdx.x) * (atomic_threads / 32) + warp;
+  // Piece k of this warp: plan block first + (k / pieces) * warps, rows (k % pieces) * rows on.
+  const std::size_t count = first < blocks ? ((blocks - 1 - first) / warps + 1) * pieces : 0;
+  const auto issue = [&](std::size_t k) {
+    const int slot = static_cast<int>(k % staged_slots);
+    const unsigned bar = bulk::shared_address(&barriers[warp][slot]);
+    const std::size_t element = (first + (k / pieces) * warps) * 2048 + (k % pieces) * rows * 32;
+    const unsigned dst = bulk::shared_address(ring + slot * staged_piece_bytes);
+    bulk::expect_bytes(bar, arrays * array_bytes);
+    bulk::load(dst, x + element, array_bytes, bar);
+    if (dot) bulk::load(dst + array_bytes, y + element, array_bytes, bar);
+  };
+  if (lane == 0) {
+    for (int slot = 0; slot < staged_slots; ++slot) bulk::init_barrier(bulk::shared_address(&barriers[warp][slot]));
+    bulk::fence_to_copy_engine();
+    for (std::size_t k = 0; k < staged_slots && k < count; ++k) issue(k);
+  }
+  __syncwarp();
+  for (std::size_t k = 0; k < count; ++k) {
+    const int slot = static_cast<int>(k % staged_slots);
+    bulk::wait(bulk::shared_address(&barriers[warp][slot]), static_cast<unsigned>((k / staged_slots) & 1));
+    const T* a = reinterpret_cast<const T*>(ring + slot * staged_piece_bytes);
+    const T* b = a + rows * 32;
+#pragma unroll 8
+    for (int r = 0; r < rows; ++r)
+      acc += dot ? static_cast<double>(a[r * 32 + lane]) * static_cast<double>(b[r * 32 + lane])
+                 : static_cast<double>(a[r * 32 + lane]);
+    __syncwarp();  // every lane has read the slot before the copy engine refills it
+    if (lane == 0 && k + staged_slots < count) {
+      bulk::fence_to_copy_engine();
+      issue(k + staged_slots);
+    }
+  }
+#endif
+  atomic_finish(acc, state, out);
+}
+
 AtomicState* atomic_state() {
   static AtomicState* state = [] {
     AtomicState* s = nullptr;
@@ -394,13 +466,38 @@ void plan_order_enqueue(Reduction r, DType d, std::size_t n, const void* x, cons
   if (d == DType::f32) {
     const auto* xf = static_cast<const float*>(x);
     const auto* yf = static_cast<const float*>(y);
-    if (r == Reduction::dot) launch_atomic(atomic_plan_order<float, true>, grid, s, xf, yf, n, atomic_state(), static_cast<float*>(result));
-    else launch_atomic(atomic_plan_order<float, false>, grid, s, xf, xf, n, atomic_state(), static_cast<float*>(result));
+    if (r == Reduction::dot) launch_atomic(atomic_plan_order<float, true>, grid, 0, s, xf, yf, n, atomic_state(), static_cast<float*>(result));
+    else launch_atomic(atomic_plan_order<float, false>, grid, 0, s, xf, xf, n, atomic_state(), static_cast<float*>(result));
   } else {
     const auto* xd = static_cast<const double*>(x);
     const auto* yd = static_cast<const double*>(y);
-    if (r == Reduction::dot) launch_atomic(atomic_plan_order<double, true>, grid, s, xd, yd, n, atomic_state(), static_cast<double*>(result));
-    else launch_atomic(atomic_plan_order<double, false>, grid, s, xd, xd, n, atomic_state(), static_cast<double*>(result));
+    if (r == Reduction::dot) launch_atomic(atomic_plan_order<double, true>, grid, 0, s, xd, yd, n, atomic_state(), static_cast<double*>(result));
+    else launch_atomic(atomic_plan_order<double, false>, grid, 0, s, xd, xd, n, atomic_state(), static_cast<double*>(result));
+  }
+}
+bool staged_supports(Reduction r, DType d, std::size_t n) {
+  static const bool sm90 = [] {
+    int device = 0, major = 0;
+    check(cudaGetDevice(&device), "cudaGetDevice");
+    check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), "cudaDeviceGetAttribute");
+    return major >= 9;
+  }();
+  return sm90 && atomic_supports(r, d, n) && n % 2048 == 0;  // whole plan blocks (the benchmark's sizes)
+}
+void staged_enqueue(Reduction r, DType d, std::size_t n, const void* x, const void* y, void* result, void* stream) {
+  const auto s = static_cast<cudaStream_t>(stream);
+  const std::size_t grid = ~std::size_t(0);  // one wave
+  const std::size_t shared = staged_shared_bytes;
+  if (d == DType::f32) {
+    const auto* xf = static_cast<const float*>(x);
+    const auto* yf = static_cast<const float*>(y);
+    if (r == Reduction::dot) launch_atomic(atomic_staged<float, true>, grid, shared, s, xf, yf, n, atomic_state(), static_cast<float*>(result));
+    else launch_atomic(atomic_staged<float, false>, grid, shared, s, xf, xf, n, atomic_state(), static_cast<float*>(result));
+  } else {
+    const auto* xd = static_cast<const double*>(x);
+    const auto* yd = static_cast<const double*>(y);
+    if (r == Reduction::dot) launch_atomic(atomic_staged<double, true>, grid, shared, s, xd, yd, n, atomic_state(), static_cast<double*>(result));
+    else launch_atomic(atomic_staged<double, false>, grid, shared, s, xd, xd, n, atomic_state(), static_cast<double*>(result));
   }
 }
 template <int unroll>
@@ -411,13 +508,13 @@ void atomic_enqueue_with(Reduction r, DType d, std::size_t n, const void* x, con
   if (d == DType::f32) {
     const auto* xf = static_cast<const float*>(x);
     const auto* yf = static_cast<const float*>(y);
-    if (r == Reduction::dot) launch_atomic(atomic_reduce<float, true, unroll>, grid, s, xf, yf, n, atomic_state(), static_cast<float*>(result));
-    else launch_atomic(atomic_reduce<float, false, unroll>, grid, s, xf, xf, n, atomic_state(), static_cast<float*>(result));
+    if (r == Reduction::dot) launch_atomic(atomic_reduce<float, true, unroll>, grid, 0, s, xf, yf, n, atomic_state(), static_cast<float*>(result));
+    else launch_atomic(atomic_reduce<float, false, unroll>, grid, 0, s, xf, xf, n, atomic_state(), static_cast<float*>(result));
   } else {
     const auto* xd = static_cast<const double*>(x);
     const auto* yd = static_cast<const double*>(y);
-    if (r == Reduction::dot) launch_atomic(atomic_reduce<double, true, unroll>, grid, s, xd, yd, n, atomic_state(), static_cast<double*>(result));
-    else launch_atomic(atomic_reduce<double, false, unroll>, grid, s, xd, xd, n, atomic_state(), static_cast<double*>(result));
+    if (r == Reduction::dot) launch_atomic(atomic_reduce<double, true, unroll>, grid, 0, s, xd, yd, n, atomic_state(), static_cast<double*>(result));
+    else launch_atomic(atomic_reduce<double, false, unroll>, grid, 0, s, xd, xd, n, atomic_state(), static_cast<double*>(result));
   }
 }
 void atomic_enqueue(Reduction r, DType d, std::size_t n, const void* x, const void* y, void* result, void* stream) {
@@ -507,6 +604,7 @@ std::vector<DeviceReducePeer> cuda_reduce_device_peers() {
           {"cublas dot/nrm2", false, &cublas_supports, &cublas_enqueue},
           {"atomic (not reproducible)", false, &atomic_supports, &atomic_enqueue},
           {"atomic, plan order", false, &plan_order_supports, &plan_order_enqueue},
+          {"atomic, staged plan order", false, &staged_supports, &staged_enqueue},
           {"atomic, 2 loads", false, &atomic_supports, &atomic_enqueue_2},
           {"atomic, 1 load", false, &atomic_supports, &atomic_enqueue_1}};
 }
