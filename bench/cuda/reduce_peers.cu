@@ -216,12 +216,13 @@ void cublas_enqueue(Reduction r, DType d, std::size_t n, const void* x, const vo
   check(e, "cublas dot/nrm2");
 }
 
-// "atomic": a thread accumulates in double (as the library does) from 16-byte loads, 4 of
-// them in flight, grid-stride over one wave of blocks; the block's partial goes to one double with atomicAdd (the
-// order the blocks finish in: not reproducible); the last block writes the result in the
-// data's type and resets the accumulator and the counter for the next call. Launched as
-// the library launches its reductions (programmatic dependent launch on sm_90+), so that
-// the library's time over it is what the fixed tree costs and nothing else.
+// "atomic": a thread accumulates in double (as the library does) from 16-byte loads,
+// `unroll` (4) of them in flight, grid-stride over one wave of blocks; the block's partial goes
+// to one double with atomicAdd (the order the blocks finish in: not reproducible); the last
+// block writes the result in the data's type and resets the accumulator and the counter for
+// the next call. Launched as the library launches its reductions (programmatic dependent
+// launch on sm_90+), so that the library's time over it is what the fixed tree costs and
+// nothing else.
 constexpr int atomic_threads = 256;
 
 __device__ __forceinline__ void wait_for_previous_grid() {
@@ -232,8 +233,9 @@ __device__ __forceinline__ void wait_for_previous_grid() {
 }
 
 // One wave of the kernel's own resident blocks: each kernel's registers decide its occupancy
-// (the f32 kernels need up to 40, which leaves room for 6 or 7 blocks an SM, not 8), and a
-// grid-stride loop launched with more blocks than fit runs its last ones as a late second wave.
+// (the f32 and plan-order kernels need 34 to 48, which leaves room for 5 or 6 blocks an SM,
+// not 8), and a grid-stride loop launched with more blocks than fit runs its last ones as a late
+// second wave.
 template <class... Params>
 unsigned resident_grid(void (*kernel)(Params...), std::size_t shared) {
   static std::map<const void*, unsigned> grids;
@@ -388,7 +390,7 @@ __global__ void __launch_bounds__(atomic_threads)
 // through a ring of two slots, the next piece in flight while this one is walked. A piece is
 // 8 KiB of loads (64 rows of f32 for sum, 32 of f32 for dot and of f64 for sum, 16 of f64 for
 // dot), 128 KiB of slots a CUDA block, one block an SM. What the plan's order costs when the reads
-// are not spread over every warp's own blocks (docs/PERFORMANCE.md, ninth round). sm_90+ only.
+// are not spread over every warp's own blocks (docs/PERFORMANCE.md, tenth round). sm_90+ only.
 constexpr int staged_slots = 2;
 constexpr unsigned staged_piece_bytes = 8 << 10;
 constexpr std::size_t staged_shared_bytes = std::size_t(atomic_threads / 32) * staged_slots * staged_piece_bytes;
@@ -521,8 +523,9 @@ void atomic_enqueue(Reduction r, DType d, std::size_t n, const void* x, const vo
   atomic_enqueue_with<atomic_unroll>(r, d, n, x, y, result, stream);
 }
 // The same kernel with fewer 16-byte loads in flight per thread (and array): 1 or 2 instead of
-// 4, so 1/4 or 1/2 of its bytes in flight per SM, for comparing with the library's kernel at
-// the bytes in flight its registers allow (--sweep).
+// 4, so a quarter or a half of its bytes in flight per SM in f64, a third or two thirds in f32
+// (whose 4-load kernels fit 6 blocks an SM, these 8), for comparing with the library's kernel
+// at the bytes in flight its registers allow (--device-result, --sweep).
 void atomic_enqueue_1(Reduction r, DType d, std::size_t n, const void* x, const void* y, void* result, void* stream) {
   atomic_enqueue_with<1>(r, d, n, x, y, result, stream);
 }
