@@ -68,6 +68,11 @@ constexpr int default_runs_per_sm = 0;   // 0: as many runs as warps fit on an S
 // (2^24..2^26) lost up to 6 %.
 constexpr std::size_t default_longest_run = 64;
 constexpr int default_ctas_per_sm = -1;  // no cap: one warp per run
+// The staged kernel from this many plan blocks a warp of its grid on (below, the register
+// kernel), with a ring of this many 8 KiB pieces a warp. Measured: docs/PERFORMANCE.md,
+// "The staged kernel".
+constexpr std::size_t staged_from_blocks_per_sm = 16;
+constexpr int default_stage_slots = 2;
 // Below this many plan blocks per SM, one lane per thread (more warps: small sizes are
 // latency-bound, and a plan block's 64 rows are the most one lane can take apart).
 constexpr std::size_t vector_lanes_from_blocks_per_sm = 16;
@@ -200,6 +205,73 @@ __device__ void block_tree(double (&v)[3], int m, double (*sh)[warps_per_cta]) {
       const double other = __shfl_down_sync(0xffffffffu, v[c], o);
       if ((lane & (2 * o - 1)) == 0 && (lane + o) * 32 < m) v[c] = plan::add(v[c], other);
     }
+}
+
+// The canonical tree over the nodes of G consecutive threads of a warp (G a power of two,
+// q the thread's place among them), the root in the first of them.
+template <int G>
+__device__ __forceinline__ double threads_tree(double v, int q) {
+#pragma unroll
+  for (int offset = 1; offset < G; offset *= 2) {
+    const double other = __shfl_down_sync(0xffffffffu, v, offset);
+    if ((q & (2 * offset - 1)) == 0) v = plan::add(v, other);
+  }
+  return v;
+}
+
+// True in the last CUDA block of the grid to get here. Thread 0's count is a release of
+// every partial this CUDA block wrote (the barrier orders its warps' stores before it) and
+// an acquire of every other block's (the barrier after it orders this block's loads after
+// it): one acq_rel atomic instead of __threadfence, a sequentially consistent fence
+// (MEMBAR.SC.GPU) after every partial and again before the combine.
+__device__ __forceinline__ bool last_to_arrive(Header* header, bool& last) {
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    ::cuda::atomic_ref<unsigned int, ::cuda::thread_scope_device> finished(header->finished);
+    last = finished.fetch_add(1u, ::cuda::memory_order_acq_rel) == gridDim.x - 1;
+  }
+  __syncthreads();
+  return last;
+}
+
+// The last CUDA block's work: the canonical tree over `count` nodes of equal size (the
+// partials of aligned runs or groups of plan blocks; node i's accumulator c at
+// nodes[i w + c]), the finish (sqrt, Blue's scaling, rounding to the data's type) and the
+// stores of the result. Leaves the counter at 0 for the next launch.
+template <Kind kind, class T>
+__device__ void finish_tree(const double* nodes, std::size_t count_all, Header* header, compute_t<T>* out,
+                            double* node_out, Header* host_header, double (*warp_nodes)[warps_per_cta]) {
+  constexpr int w = Width<kind, T>::value;
+  // Each thread first takes an aligned power-of-two range of nodes (a node itself).
+  std::size_t per = 1;
+  while (per * threads_per_cta < count_all) per *= 2;
+  const std::size_t lo = static_cast<std::size_t>(threadIdx.x) * per;
+  const std::size_t count = lo < count_all ? (count_all - lo < per ? count_all - lo : per) : 0;
+  const int ranges = static_cast<int>((count_all + per - 1) / per);
+  // Loaded 16 at a time (independent loads in flight), each 16 an aligned node.
+  double v[3] = {0.0, 0.0, 0.0};
+  if (count > 0)
+#pragma unroll
+    for (int c = 0; c < w; ++c)
+      v[c] = plan::pair_tree_of((count + final_in_registers - 1) / final_in_registers, [&](std::size_t k) {
+        const std::size_t at = lo + k * final_in_registers;
+        const int m = static_cast<int>(lo + count - at < final_in_registers ? lo + count - at : final_in_registers);
+        double r[final_in_registers];
+#pragma unroll
+        for (int i = 0; i < final_in_registers; ++i) r[i] = i < m ? __ldcg(nodes + (at + i) * w + c) : 0.0;
+        return register_tree<final_in_registers>(r, m);
+      });
+  block_tree<w>(v, ranges, warp_nodes);
+  if (threadIdx.x == 0) {
+    const double acc[3] = {v[0], w > 1 ? v[1] : 0.0, w > 2 ? v[2] : 0.0};
+    // Node mode (ReduceCall::node): the root before the finish, as a double.
+    header->value = node_out ? acc[0] : plan::finish(kind, sizeof(T) == 8, acc);
+    header->index = 0;
+    if (node_out) *node_out = acc[0];
+    else if (out) *out = static_cast<compute_t<T>>(header->value);
+    if (host_header) host_header->value = header->value, host_header->index = 0;
+    header->finished = 0;
+  }
 }
 
 // U rows of V elements of this thread's lanes: the rows a thread has in registers or in flight.
@@ -336,12 +408,7 @@ __global__ void __launch_bounds__(threads_per_cta)
         double mine[V];
 #pragma unroll
         for (int k = 0; k < V; ++k) mine[k] = acc[k][c];
-        node[c] = register_tree<V>(mine, V);
-#pragma unroll
-        for (int offset = 1; offset < G; offset *= 2) {
-          const double other = __shfl_down_sync(0xffffffffu, node[c], offset);
-          if ((q & (2 * offset - 1)) == 0) node[c] = plan::add(node[c], other);
-        }
+        node[c] = threads_tree<G>(register_tree<V>(mine, V), q);
         // The warp's V blocks: the canonical tree over those present.
 #pragma unroll
         for (int o = 1; o < V; o *= 2) {
@@ -373,49 +440,136 @@ __global__ void __launch_bounds__(threads_per_cta)
 #pragma unroll
       for (int c = 0; c < w; ++c) partials[run * w + c] = r[c];
   }
-  __syncthreads();
+  // 2. The last CUDA block to finish combines the runs' partials.
+  if (last_to_arrive(header, last))
+    finish_tree<kind, T>(partials, runs, header, out, node_out, host_header, warp_nodes);
+}
 
-  // 2. The last CUDA block to finish combines the runs' partials. Thread 0's count is a
-  // release of every partial this CUDA block wrote (the barrier orders its warps' stores
-  // before it) and an acquire of every other block's (the barrier after it orders this
-  // block's loads after it): one acq_rel atomic instead of __threadfence, a sequentially
-  // consistent fence (MEMBAR.SC.GPU) after every run and again before the combine.
-  if (threadIdx.x == 0) {
-    ::cuda::atomic_ref<unsigned int, ::cuda::thread_scope_device> finished(header->finished);
-    last = finished.fetch_add(1u, ::cuda::memory_order_acq_rel) == gridDim.x - 1;
+// ---- The staged kernel (sm_90+, f32 and f64, operands 16-byte aligned): the same plan,
+// read the way the GPU reads fastest. Warps take single plan blocks in grid-stride order,
+// so that the whole GPU reads one window of the array at a time, and each warp's lane 0
+// has the copy engine bring its plan block into shared memory in contiguous 8 KiB pieces
+// (cp.async.bulk) through a ring of `slots` pieces, the next ones in flight while this one
+// is walked: lane j adds its column row by row, in the plan's order. In registers, a warp
+// reading its own runs spreads the GPU's loads over the whole array; the staged order read
+// 0.7-6.8 % faster (docs/PERFORMANCE.md, "tenth round").
+//
+// A warp's plan blocks are not adjacent, so they cannot be folded into runs as sum_kernel
+// does. Instead the canonical tree is cut at aligned groups of 64 plan blocks (level-6
+// nodes): each plan block's partial goes to the workspace, a counter per group counts them,
+// and the warp that brings a group's last partial combines its 64 into the group's node
+// (the consecutive plan blocks of a group are taken by consecutive warps at the same step,
+// so groups complete in step order and their combining is spread over the call). The last
+// CUDA block combines the groups' nodes as sum_kernel combines its runs'.
+constexpr unsigned piece_bytes = 8 << 10;
+constexpr int max_stage_slots = 3;  // 8 warps x 3 x 8 KiB = 192 KiB of an SM's 227
+constexpr std::size_t group_blocks = 64;
+
+template <Kind kind, class T>
+__global__ void __launch_bounds__(threads_per_cta)
+    staged_kernel(const T* __restrict__ x, const T* __restrict__ y, std::size_t n, std::size_t blocks, int slots,
+                  Header* header, double* nodes, double* partials, unsigned* group_counts, compute_t<T>* out,
+                  double* node_out, Header* host_header) {
+  constexpr int w = Width<kind, T>::value;
+  constexpr bool two = kind == Kind::dot;
+  constexpr int arrays = two ? 2 : 1;
+  constexpr int piece_rows = static_cast<int>(piece_bytes / (arrays * plan::lanes * sizeof(T)));
+  constexpr int pieces = rows / piece_rows;  // per plan block: f32 sum 1, f32 dot and f64 sum 2, f64 dot 4
+  constexpr unsigned array_bytes = piece_rows * plan::lanes * sizeof(T);
+  static_assert(rows % piece_rows == 0, "whole pieces a plan block");
+  extern __shared__ __align__(128) unsigned char ring_space[];
+  __shared__ __align__(8) unsigned long long barriers[warps_per_cta][max_stage_slots];
+  __shared__ double warp_nodes[3][warps_per_cta];
+  __shared__ bool last;
+  wait_for_previous_grid();  // as sum_kernel
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  const int lane = static_cast<int>(threadIdx.x % 32), warp = static_cast<int>(threadIdx.x / 32);
+  const std::size_t warps = static_cast<std::size_t>(gridDim.x) * warps_per_cta;
+  const std::size_t first = static_cast<std::size_t>(blockIdx.x) * warps_per_cta + warp;
+  const std::size_t full = n / plan::block_elements;
+  // Piece k of this warp: rows (k % pieces) piece_rows on of plan block first + (k / pieces) warps.
+  const std::size_t count = first < full ? ((full - 1 - first) / warps + 1) * pieces : 0;
+  unsigned char* ring = ring_space + static_cast<std::size_t>(warp) * slots * piece_bytes;
+  const auto barrier = [&](int slot) { return bulk::shared_address(&barriers[warp][slot]); };
+  const auto issue = [&](std::size_t k, int slot) {  // piece k into the ring's slot
+    const std::size_t element = (first + k / pieces * warps) * plan::block_elements + k % pieces * piece_rows * plan::lanes;
+    const unsigned dst = bulk::shared_address(ring + slot * piece_bytes);
+    bulk::expect_bytes(barrier(slot), arrays * array_bytes);
+    bulk::load(dst, x + element, array_bytes, barrier(slot));
+    if constexpr (two) bulk::load(dst + array_bytes, y + element, array_bytes, barrier(slot));
+  };
+  if (lane == 0) {
+    for (int slot = 0; slot < slots; ++slot) bulk::init_barrier(barrier(slot));
+    bulk::fence_to_copy_engine();
+    for (int slot = 0; slot < slots && static_cast<std::size_t>(slot) < count; ++slot) issue(slot, slot);
   }
-  __syncthreads();
-  if (!last) return;
-  // Each thread first takes an aligned power-of-two range of partials (a node itself).
-  std::size_t per = 1;
-  while (per * threads_per_cta < runs) per *= 2;
-  const std::size_t lo = static_cast<std::size_t>(threadIdx.x) * per;
-  const std::size_t count = lo < runs ? (runs - lo < per ? runs - lo : per) : 0;
-  const int nodes = static_cast<int>((runs + per - 1) / per);
-  // Loaded 16 at a time (independent loads in flight), each 16 an aligned node.
-  double v[3] = {0.0, 0.0, 0.0};
-  if (count > 0)
+  __syncwarp();
+
+  // Plan block b's lanes are done (lane j's sums in acc): the lane tree, the partial, the
+  // group's count; the group's last arrival combines the group.
+  const auto block_done = [&](std::size_t b, double (&acc)[3]) {
+    double node[3];
 #pragma unroll
-    for (int c = 0; c < w; ++c)
-      v[c] = plan::pair_tree_of((count + final_in_registers - 1) / final_in_registers, [&](std::size_t k) {
-        const std::size_t at = lo + k * final_in_registers;
-        const int m = static_cast<int>(lo + count - at < final_in_registers ? lo + count - at : final_in_registers);
-        double r[final_in_registers];
+    for (int c = 0; c < w; ++c) node[c] = threads_tree<plan::lanes>(acc[c], lane);
+    const std::size_t g = b / group_blocks, g_first = g * group_blocks;
+    const int in_group = static_cast<int>(blocks - g_first < group_blocks ? blocks - g_first : group_blocks);
+    unsigned arrived = 0;
+    if (lane == 0) {
 #pragma unroll
-        for (int i = 0; i < final_in_registers; ++i) r[i] = i < m ? __ldcg(partials + (at + i) * w + c) : 0.0;
-        return register_tree<final_in_registers>(r, m);
-      });
-  block_tree<w>(v, nodes, warp_nodes);
-  if (threadIdx.x == 0) {
-    const double acc[3] = {v[0], w > 1 ? v[1] : 0.0, w > 2 ? v[2] : 0.0};
-    // Node mode (ReduceCall::node): the root before the finish, as a double.
-    header->value = node_out ? acc[0] : plan::finish(kind, sizeof(T) == 8, acc);
-    header->index = 0;
-    if (node_out) *node_out = acc[0];
-    else if (out) *out = static_cast<compute_t<T>>(header->value);
-    if (host_header) host_header->value = header->value, host_header->index = 0;
-    header->finished = 0;
+      for (int c = 0; c < w; ++c) partials[b * w + c] = node[c];
+      // A release of this partial, an acquire of the group's others (as last_to_arrive).
+      ::cuda::atomic_ref<unsigned int, ::cuda::thread_scope_device> done(group_counts[g]);
+      arrived = done.fetch_add(1u, ::cuda::memory_order_acq_rel);
+    }
+    arrived = __shfl_sync(0xffffffffu, arrived, 0);
+    if (arrived != static_cast<unsigned>(in_group) - 1) return;
+    __syncwarp();  // orders lane 0's acquire before the other lanes' loads
+    // Lane j holds the level-1 node of partials 2j and 2j + 1, then the warp's tree.
+#pragma unroll
+    for (int c = 0; c < w; ++c) {
+      const std::size_t at = g_first + 2 * static_cast<std::size_t>(lane);
+      double v = 2 * lane < in_group ? __ldcg(partials + at * w + c) : 0.0;
+      if (2 * lane + 1 < in_group) v = plan::add(v, __ldcg(partials + (at + 1) * w + c));
+#pragma unroll
+      for (int o = 1; o < 32; o *= 2) {
+        const double other = __shfl_down_sync(0xffffffffu, v, o);
+        if ((lane & (2 * o - 1)) == 0 && 2 * (lane + o) < in_group) v = plan::add(v, other);
+      }
+      if (lane == 0) nodes[g * w + c] = v;
+    }
+    if (lane == 0) group_counts[g] = 0;  // every arrival is in: ready for the next launch
+  };
+
+  double acc[3] = {0.0, 0.0, 0.0};
+  int slot = 0;         // k % slots
+  unsigned phase = 0;   // (k / slots) % 2: the slot's mbarrier phase
+  for (std::size_t k = 0; k < count; ++k) {
+    bulk::wait(barrier(slot), phase);
+    const T* a = reinterpret_cast<const T*>(ring + slot * piece_bytes);
+#pragma unroll 8
+    for (int r = 0; r < piece_rows; ++r)
+      accumulate<kind, T>(acc, a[r * plan::lanes + lane], two ? a[(piece_rows + r) * plan::lanes + lane] : T(0));
+    __syncwarp();  // every lane has read the slot before the copy engine refills it
+    if (lane == 0 && k + slots < count) {
+      bulk::fence_to_copy_engine();
+      issue(k + slots, slot);
+    }
+    if (++slot == slots) slot = 0, phase ^= 1u;
+    if (k % pieces == pieces - 1) {
+      block_done(first + k / pieces * warps, acc);
+      acc[0] = acc[1] = acc[2] = 0.0;
+    }
   }
+  // A short last plan block: read in place, element by element in each lane's order.
+  if (full < blocks && full % warps == first) {
+    const std::size_t begin = full * plan::block_elements;
+    for (std::size_t i = begin + lane; i < n; i += plan::lanes) accumulate<kind, T>(acc, x[i], two ? y[i] : T(0));
+    block_done(full, acc);
+  }
+#endif
+  if (last_to_arrive(header, last))
+    finish_tree<kind, T>(nodes, (blocks + group_blocks - 1) / group_blocks, header, out, node_out, host_header,
+                         warp_nodes);
 }
 
 // min/max: the winner of a (value, index) pair and another, as the plan says.
@@ -557,8 +711,11 @@ __global__ void __launch_bounds__(threads_per_cta)
 
 // Where a launch writes, and how it is shaped.
 struct Launch {
-  std::size_t blocks, run_blocks, runs, ctas;
+  std::size_t blocks, run_blocks, runs, ctas;  // staged: runs are the groups of plan blocks
   bool vector_ok;
+  int slots;                // staged: pieces a warp's ring holds
+  std::size_t stage_bytes;  // staged: the CUDA block's ring
+  unsigned* group_counts;   // staged: a counter per group, 0 between launches
   bool dependent;  // programmatic dependent launch
   Header* header;
   Header* host_header;  // the device's view of the host's copy, or null: the result stays on the device
@@ -567,23 +724,45 @@ struct Launch {
   cudaStream_t stream;
 };
 
+// Where the root goes in node mode (ReduceCall::node), else null.
+inline double* node_result(const ReduceCall& c, const Launch& l) {
+  return c.node ? (c.result ? static_cast<double*>(c.result) : &l.header->value) : nullptr;
+}
+
+constexpr std::size_t stage_bytes(int slots) { return std::size_t(warps_per_cta) * slots * piece_bytes; }
+
+// Calls f(std::integral_constant<Kind, k>) with k = kind, one of the sums.
+template <class F>
+decltype(auto) visit_kind(Kind kind, F&& f) {
+  switch (kind) {
+    case Kind::sum: return f(std::integral_constant<Kind, Kind::sum>{});
+    case Kind::asum: return f(std::integral_constant<Kind, Kind::asum>{});
+    case Kind::dot: return f(std::integral_constant<Kind, Kind::dot>{});
+    default: return f(std::integral_constant<Kind, Kind::norm2>{});
+  }
+}
+
 template <Kind kind, class T, int V, int U>
 cudaError_t launch_sum(const ReduceCall& c, const Launch& l) {
   return launch_kernel(sum_kernel<kind, T, V, U>, static_cast<unsigned>(l.ctas), 0, l.stream, l.dependent,
                        static_cast<const T*>(c.x), static_cast<const T*>(c.y), c.n, l.blocks, l.run_blocks, l.runs,
                        l.vector_ok, l.header, l.partials, c.node ? nullptr : static_cast<compute_t<T>*>(c.result),
-                       c.node ? (c.result ? static_cast<double*>(c.result) : &l.header->value) : nullptr,
-                       l.host_header);
+                       node_result(c, l), l.host_header);
 }
 
 template <class T, int V, int U>
 cudaError_t launch_shape(const ReduceCall& c, const Launch& l) {
-  switch (c.kind) {
-    case Kind::sum: return launch_sum<Kind::sum, T, V, U>(c, l);
-    case Kind::asum: return launch_sum<Kind::asum, T, V, U>(c, l);
-    case Kind::dot: return launch_sum<Kind::dot, T, V, U>(c, l);
-    default: return launch_sum<Kind::norm2, T, V, U>(c, l);
-  }
+  return visit_kind(c.kind, [&](auto k) { return launch_sum<decltype(k)::value, T, V, U>(c, l); });
+}
+
+template <class T>
+cudaError_t launch_staged(const ReduceCall& c, const Launch& l) {
+  return visit_kind(c.kind, [&](auto k) {
+    return launch_kernel(staged_kernel<decltype(k)::value, T>, static_cast<unsigned>(l.ctas), l.stage_bytes,
+                         l.stream, l.dependent, static_cast<const T*>(c.x), static_cast<const T*>(c.y), c.n,
+                         l.blocks, l.slots, l.header, l.partials, l.partials + l.runs * 3, l.group_counts,
+                         c.node ? nullptr : static_cast<compute_t<T>*>(c.result), node_result(c, l), l.host_header);
+  });
 }
 
 // CUDA blocks of `kernel` resident on one SM (registers decide), at least 1.
@@ -606,12 +785,25 @@ int resident_for() {
 
 template <class T, int V, int U>
 int resident_shape(Kind kind) {
-  switch (kind) {
-    case Kind::sum: return resident_for<Kind::sum, T, V, U>();
-    case Kind::asum: return resident_for<Kind::asum, T, V, U>();
-    case Kind::dot: return resident_for<Kind::dot, T, V, U>();
-    default: return resident_for<Kind::norm2, T, V, U>();
-  }
+  return visit_kind(kind, [](auto k) { return resident_for<decltype(k)::value, T, V, U>(); });
+}
+
+// The staged kernel of (kind, T) with `slots` pieces a warp: CUDA blocks resident on one SM
+// once its shared memory is allowed, 0 where the device does not allow that much.
+template <class T>
+int staged_resident(Kind kind, int slots) {
+  return visit_kind(kind, [slots](auto k) {
+    const auto kernel = staged_kernel<decltype(k)::value, T>;
+    const std::size_t bytes = stage_bytes(slots);
+    int b = 0;
+    if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)) !=
+            cudaSuccess ||
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, kernel, threads_per_cta, bytes) != cudaSuccess) {
+      (void)cudaGetLastError();
+      b = 0;
+    }
+    return b;
+  });
 }
 
 // Calls f(lanes, loads), both std::integral_constant, with the shape s when it is built for
@@ -720,6 +912,8 @@ ReduceTuning default_reduce_tuning(Kind kind, DType dtype, std::size_t n, int sm
   t.run_blocks = 0;
   t.dependent_launch = 0;
   t.mapped_result = 0;
+  t.staged = plan::block_count(n) >= sms * staged_from_blocks_per_sm ? 1 : -1;
+  t.stage_slots = default_stage_slots;
   return t;
 }
 
@@ -740,6 +934,10 @@ void set_reduce_tuning(const ReduceTuning& t) {
     throw Error(Errc::invalid_argument, "reduce tuning: dependent_launch must be 0 or -1");
   if (t.mapped_result < -1 || t.mapped_result > 0)
     throw Error(Errc::invalid_argument, "reduce tuning: mapped_result must be 0 or -1");
+  if (t.staged < -1 || t.staged > 1)
+    throw Error(Errc::invalid_argument, "reduce tuning: staged must be -1, 0 or 1");
+  if (t.stage_slots != 0 && (t.stage_slots < 2 || t.stage_slots > max_stage_slots))
+    throw Error(Errc::invalid_argument, "reduce tuning: stage_slots must be 2 or 3");
   const std::lock_guard<std::mutex> lock(forced_mutex);
   forced = t;
 }
@@ -754,8 +952,25 @@ void Reducer::reserve(std::size_t bytes, cudaStream_t stream) {
   workspace_bytes_ = bytes;
 }
 
+// CUDA blocks an SM of the staged kernel for this call, 0 where it does not apply: sm_90+
+// (the copy engine), f32 or f64 sums, operands 16-byte aligned (the copy engine's rule),
+// the tuning asking for it and the device allowing its shared memory.
+int Reducer::staged_blocks(const ReduceCall& c, const ReduceTuning& t) {
+  const bool aligned = reinterpret_cast<std::uintptr_t>(c.x) % 16 == 0 &&
+                       (c.kind != Kind::dot || reinterpret_cast<std::uintptr_t>(c.y) % 16 == 0);
+  if (major_ < 9 || t.staged <= 0 || !aligned || (c.dtype != DType::f32 && c.dtype != DType::f64)) return 0;
+  int& b = staged_resident_[c.dtype == DType::f64][static_cast<int>(c.kind)][t.stage_slots];
+  if (b == 0) {
+    b = c.dtype == DType::f64 ? staged_resident<double>(c.kind, t.stage_slots)
+                              : staged_resident<float>(c.kind, t.stage_slots);
+    if (b == 0) b = -1;
+  }
+  return b > 0 ? b : 0;
+}
+
 Reducer::~Reducer() {
   if (workspace_) cudaFree(workspace_);
+  if (group_counts_) cudaFree(group_counts_);
   if (host_result_) cudaFreeHost(host_result_);
 }
 
@@ -769,6 +984,8 @@ ReduceResult Reducer::run(const ReduceCall& c, cudaStream_t stream, int sm_count
     t.run_blocks = forced.run_blocks;
     if (forced.dependent_launch) t.dependent_launch = forced.dependent_launch;
     if (forced.mapped_result) t.mapped_result = forced.mapped_result;
+    if (forced.staged) t.staged = forced.staged;
+    if (forced.stage_slots) t.stage_slots = forced.stage_slots;
   }
   const ReduceShape shape{t.lanes_per_thread, t.loads};
   if (!built(shape, c.dtype))
@@ -787,6 +1004,7 @@ ReduceResult Reducer::run(const ReduceCall& c, cudaStream_t stream, int sm_count
   l.stream = stream;
   l.dependent = major_ >= 9 && t.dependent_launch == 0;
   l.blocks = plan::block_count(c.n);
+  std::size_t partial_count = 0;  // per accumulator (3 reserved)
   if (extremum) {
     // One wave: the CUDA blocks that fit on the GPU share the plan blocks evenly (a forced
     // run size is the plan blocks per CUDA block instead; the grid cap does not apply), at
@@ -798,6 +1016,23 @@ ReduceResult Reducer::run(const ReduceCall& c, cudaStream_t stream, int sm_count
     l.run_blocks = per_cta < most ? per_cta : most;
     per_cta = l.run_blocks;
     l.runs = l.ctas = (l.blocks + per_cta - 1) / per_cta;
+    partial_count = l.runs;
+  } else if (staged_blocks(c, t) > 0) {
+    // One wave of the staged kernel; its runs are the groups of plan blocks.
+    l.slots = t.stage_slots;
+    l.stage_bytes = stage_bytes(l.slots);
+    l.ctas = sms * static_cast<std::size_t>(staged_blocks(c, t));
+    l.runs = (l.blocks + group_blocks - 1) / group_blocks;
+    partial_count = l.runs + l.blocks;  // the groups' nodes, then the plan blocks' partials
+    if (l.runs > group_counts_size_) {
+      check(cudaStreamSynchronize(stream), "cudaStreamSynchronize before growing the reduction counters");
+      if (group_counts_) cudaFree(group_counts_), group_counts_ = nullptr, group_counts_size_ = 0;
+      check(cudaMalloc(&group_counts_, 2 * l.runs * sizeof(unsigned)), "cudaMalloc of the reduction counters");
+      check(cudaMemsetAsync(group_counts_, 0, 2 * l.runs * sizeof(unsigned), stream),
+            "cudaMemsetAsync of the reduction counters");
+      group_counts_size_ = 2 * l.runs;
+    }
+    l.group_counts = group_counts_;
   } else {
     const std::size_t lanes = static_cast<std::size_t>(t.lanes_per_thread);
     std::size_t run = t.run_blocks;
@@ -817,9 +1052,11 @@ ReduceResult Reducer::run(const ReduceCall& c, cudaStream_t stream, int sm_count
     const std::size_t align = lanes * size_of(c.dtype);
     l.vector_ok = reinterpret_cast<std::uintptr_t>(c.x) % align == 0 &&
                   (c.kind != Kind::dot || reinterpret_cast<std::uintptr_t>(c.y) % align == 0);
+    partial_count = l.runs;
   }
   if (l.ctas > 0x7fffffffu) throw Error(Errc::size_overflow, "cuda reduction: too many elements for one grid");
-  const std::size_t partial_bytes = l.runs * 3 * sizeof(double), index_bytes = l.runs * sizeof(unsigned long long);
+  const std::size_t partial_bytes = partial_count * 3 * sizeof(double),
+                    index_bytes = l.runs * sizeof(unsigned long long);
   // Workspace sizes are kept when the stream is idle: a larger one is made after a sync.
   if (sizeof(Header) + partial_bytes + index_bytes > workspace_bytes_) {
     check(cudaStreamSynchronize(stream), "cudaStreamSynchronize before growing the reduction workspace");
@@ -847,10 +1084,10 @@ ReduceResult Reducer::run(const ReduceCall& c, cudaStream_t stream, int sm_count
   l.indices = reinterpret_cast<unsigned long long*>(reinterpret_cast<char*>(l.partials) + partial_bytes);
   cudaError_t e;
   switch (c.dtype) {
-    case DType::f32: e = extremum ? launch_extremum<float>(c, l) : launch_sums<float>(c, l, shape); break;
+    case DType::f32: e = extremum ? launch_extremum<float>(c, l) : l.slots ? launch_staged<float>(c, l) : launch_sums<float>(c, l, shape); break;
     case DType::f16: e = extremum ? launch_extremum<ew::half>(c, l) : launch_sums<ew::half>(c, l, shape); break;
     case DType::bf16: e = extremum ? launch_extremum<ew::bfloat16>(c, l) : launch_sums<ew::bfloat16>(c, l, shape); break;
-    default: e = extremum ? launch_extremum<double>(c, l) : launch_sums<double>(c, l, shape);
+    default: e = extremum ? launch_extremum<double>(c, l) : l.slots ? launch_staged<double>(c, l) : launch_sums<double>(c, l, shape);
   }
   check(e, "reduction kernel launch");
   if (c.result) return {0.0, 0, true};  // the kernel stores it; nothing to wait for

@@ -29,9 +29,15 @@ class Reducer {
 
  private:
   void reserve(std::size_t bytes, cudaStream_t stream);
+  int staged_blocks(const ReduceCall& call, const ReduceTuning& tuning);
 
   void* workspace_ = nullptr;
   std::size_t workspace_bytes_ = 0;
+  unsigned* group_counts_ = nullptr;  // the staged kernel's counters, all 0 between launches
+  std::size_t group_counts_size_ = 0;
+  // CUDA blocks an SM of each staged kernel (f32/f64, kind, ring slots): 0 not asked yet,
+  // -1 where the device does not allow its shared memory.
+  int staged_resident_[2][4][4] = {};
   void* host_result_ = nullptr;  // pinned, mapped: the host's copy of the result
   void* host_view_ = nullptr;    // the device's address of it (null: copied back instead)
   int major_ = 0;  // the device's compute capability, asked at the first call

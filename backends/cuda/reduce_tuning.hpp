@@ -36,6 +36,10 @@ struct ReduceTuning {
   int mapped_result = 0;       // 0: a value returned to the host is written by the kernel into
                                // mapped pinned memory (where the device maps host memory); -1:
                                // copied back after the kernel (the path of devices that cannot)
+  int staged = 0;              // 1: the staged kernel (plan blocks copied into shared memory,
+                               // reduce.cu) wherever it applies (sm_90+, f32/f64 sums, operands
+                               // 16-byte aligned); -1: the register kernel above, always
+  int stage_slots = 0;         // the staged kernel's ring: 8 KiB pieces in flight a warp, 2 or 3
 };
 
 // The (lanes_per_thread, loads) pairs that are built, for benchmarks and tests.

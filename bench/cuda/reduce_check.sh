@@ -24,12 +24,18 @@
 # --extrema-only: the reduction tests, memcheck and racecheck on those of min_element and
 # max_element, the 2^31 + 5 test (8 GiB on the GPU) and ew-cuda-reduce-bench --extrema
 # (against cub's ArgMin / ArgMax).
+# --kernels: the sums' two kernels (the register kernel and the staged one): the cuda
+# reduction tests, the sanitizers on them and on the staged kernel's tests, the kernels'
+# registers, then ew-cuda-reduce-bench --device-result at 2^20..2^28, warm and --cold, twice
+# each (each run has both kernels forced beside the default, cub, cuBLAS and the atomic
+# variants) and reduce_ratios.py over them (ratios.txt). About 7 minutes on an H100.
 # Usage, from the repository root on a GPU machine (see docs/gpu.md):
-#   bash bench/cuda/reduce_check.sh [--no-bench | --quick | --expr-only | --extrema-only] [extra CMake arguments]
+#   bash bench/cuda/reduce_check.sh [--no-bench | --quick | --expr-only | --extrema-only | --kernels] [extra CMake arguments]
 set -uo pipefail
 source "$(dirname "$0")/check_common.sh"
-quick=0 expr_only=0 extrema_only=0
+quick=0 expr_only=0 extrema_only=0 kernels=0
 case ${1:-} in
+  --kernels) kernels=1; shift ;;
   --no-bench) bench=0; shift ;;
   --quick) quick=1; shift ;;
   --expr-only) expr_only=1; shift ;;
@@ -64,6 +70,35 @@ if (( expr_only )); then
   build-gpu/bench/roofline/ew-roofline --backends cuda --dtypes f32,f64 --ops copy --sizes 20,24,26,28 --warm \
     --no-expressions --json "$out/reduce-roofline-expr.json" > "$out/reduce-roofline-expr.log" 2>&1 || status=1
   grep -E "^device|sum\(\(a-b\)\^2\)|asum\(a\*b\)|NOT VERIFIED" "$out/reduce-roofline-expr.log"
+  exit $status
+fi
+
+if (( kernels )); then
+  step "build (the sums' kernels)"
+  cmake --build build-gpu -j 16 --target ew_reduce_tests ew-cuda-reduce-bench > "$out/reduce-build.log" 2>&1 ||
+    { tail -60 "$out/reduce-build.log"; exit 1; }
+  step "cuda reduction tests, bit for bit against scalar"
+  build-gpu/tests/reduce/ew_reduce_tests --gtest_filter='cuda/*' > "$out/reduce-tests.log" 2>&1 || status=1
+  grep -E "^\[ +(FAILED|PASSED|SKIPPED) +\]|Staged" "$out/reduce-tests.log"
+  grep -q "SKIPPED ] cuda/" "$out/reduce-tests.log" && { echo "cuda cases skipped: no usable GPU?"; status=1; }
+  for tool in memcheck racecheck synccheck; do
+    step "compute-sanitizer --tool $tool (both kernels)"
+    sanitize_reductions $tool kernels- 'cuda/Reduce.SameBitsAsScalarWithSpecialValues/*:cuda/Reduce.EmptyGivesTheIdentity/*:cuda/ReduceGrid.StagedKernelGivesTheSameBits/*'
+  done
+  if command -v cuobjdump > /dev/null; then
+    cuobjdump --dump-resource-usage build-gpu/core/libelementwise.so 2>&1 | grep -A1 -E "sum_kernel|staged_kernel" |
+      grep -oE "Function [^:]*|REG:[0-9]+|STACK:[0-9]+|LOCAL:[0-9]+" | paste -d' ' - - - - | c++filt > "$out/reduce-registers.log"
+    grep staged_kernel "$out/reduce-registers.log"
+  fi
+  b=build-gpu/bench/cuda/ew-cuda-reduce-bench
+  for round in 1 2; do
+    step "ew-cuda-reduce-bench --device-result 2^20..2^28, warm and cold, round $round"
+    $b --device-result --sizes 20..28 --reps 15 --csv "$out/reduce-device-$round.csv" > "$out/reduce-device-$round.log" 2>&1 ||
+      { echo "FAILED (rc $?)"; status=1; }
+    $b --device-result --cold --sizes 24..28 --reps 15 --csv "$out/reduce-cold-$round.csv" > "$out/reduce-cold-$round.log" 2>&1 ||
+      { echo "FAILED (rc $?)"; status=1; }
+  done
+  python3 bench/cuda/reduce_ratios.py "$out"/reduce-device-*.csv "$out"/reduce-cold-*.csv | tee "$out/ratios.txt"
   exit $status
 fi
 

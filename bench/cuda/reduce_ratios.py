@@ -4,7 +4,8 @@
 For each reduction, dtype and size: cub's time over the library's (as it is and with plain
 launches), cuBLAS's likewise (dot), and the cost of reproducibility, the library's time over
 the "atomic (not reproducible)" variant's, minus 1, and over the fastest of that variant's
-forms with 4, 2 or 1 loads in flight ("best").
+forms with 4, 2 or 1 loads in flight ("best"); the same cost for the library's sum kernels
+forced (the register kernel, the staged kernel with 2 and 3 slots).
 Usage: python3 bench/cuda/reduce_ratios.py FILE.csv [...]
 """
 import collections
@@ -41,6 +42,11 @@ def main(paths):
             forms = [m[k] for k in ('atomic (not reproducible)', 'atomic, 2 loads', 'atomic, 1 load') if k in m]
             if len(forms) > 1:
                 line += f', best {ours / min(forms) - 1:+.1%}'
+            # The library's kernels forced, against the same atomic variant.
+            for name in ('register kernel', 'staged, 2 slots', 'staged, 3 slots'):
+                t = m.get(f'ew cuda ({name})')
+                if t and atomic:
+                    line += f'; {name} {t / atomic - 1:+.1%}'
             print(line)
 
 

@@ -1,6 +1,7 @@
-// The cuda reductions with every tuning (backends/cuda/reduce.hpp's test hook): runs of 1,
-// 2, 8, 32 or 256 plan blocks, every built (lanes per thread, loads) shape, a capped grid
-// whose warps take several runs, aligned and misaligned operands. The size-based choices
+// The cuda reductions with every tuning (backends/cuda/reduce.hpp's test hook): the register
+// kernel with runs of 1, 2, 8, 32 or 256 plan blocks, every built (lanes per thread, loads)
+// shape, a capped grid whose warps take several runs; the staged kernel with both rings;
+// aligned and misaligned operands. The size-based choices
 // differ between GPUs; all must give the scalar backend's bits. Labelled gpu (the cuda/
 // prefix); skipped with the reason without a GPU.
 #include "reduce_support.hpp"
@@ -77,6 +78,7 @@ void every_grid(Context& ctx, Context& ref) {
         t.loads = shapes[s].loads;
         t.run_blocks = run;
         t.ctas_per_sm = ctas;
+        t.staged = -1;  // the register kernel, whatever the size
         ew::detail::cuda::set_reduce_tuning(t);
         const std::string what = std::to_string(t.lanes_per_thread) + " lanes x " + std::to_string(t.loads) +
                                  " loads, runs of " + std::to_string(run) + ", ctas/SM " + std::to_string(ctas);
@@ -127,6 +129,7 @@ void deep_counter(Context& ctx, Context& ref) {
     t.lanes_per_thread = lanes;
     t.loads = 8;
     t.run_blocks = run;
+    t.staged = -1;
     ew::detail::cuda::set_reduce_tuning(t);
     for (const Case<T>& c : deep) check_all<T>(ctx, x, y, c, std::to_string(lanes) + " lanes, runs of 4096 blocks");
   }
@@ -137,6 +140,44 @@ TEST_P(ReduceGrid, DeepCounterGivesTheSameBits) {
   Context ref(Backend::scalar);
   deep_counter<float>(ctx, ref);
   deep_counter<double>(ctx, ref);
+}
+
+// The staged kernel (sm_90+: plan blocks copied into shared memory, a counter per group of
+// 64 plan blocks) at `sizes`, with rings of 2 and 3 pieces, at offsets that keep the operands
+// 16-byte aligned and at one that does not (the register kernel then, by the copy engine's
+// rule). Elsewhere than sm_90+ the register kernel runs: the bits must hold either way.
+template <class T>
+void staged(Context& ctx, Context& ref, std::initializer_list<std::size_t> sizes) {
+  using ew::detail::cuda::ReduceTuning;
+  const std::size_t total = std::max(sizes) + 16;
+  const std::vector<T> xs = cancelling_vector<T>(total), ys = random_vector<T>(total);
+  Buffer<T> x(ctx, total), y(ctx, total);
+  x.upload(xs.data(), total);
+  y.upload(ys.data(), total);
+  const std::vector<Case<T>> all = cases<T>(ref, xs, ys, sizes, {0, 16 / sizeof(T), 1});
+  for (int slots : {2, 3}) {
+    ReduceTuning t;
+    t.staged = 1;
+    t.stage_slots = slots;
+    ew::detail::cuda::set_reduce_tuning(t);
+    for (const Case<T>& c : all) check_all<T>(ctx, x, y, c, "staged, " + std::to_string(slots) + " slots");
+  }
+  ew::detail::cuda::set_reduce_tuning({});
+}
+
+// One plan block, a short one alone and after full ones, whole and cut groups: warps take
+// one plan block at most (small enough for the sanitizers).
+TEST_P(ReduceGrid, StagedKernelGivesTheSameBits) {
+  Context ctx(GetParam());
+  Context ref(Backend::scalar);
+  for (auto f : {staged<float>, staged<double>}) f(ctx, ref, {1, B - 1, B, B + 1, 64 * B, 64 * B + 1, 129 * B + 7});
+}
+
+// Warps taking several plan blocks each (4096 plan blocks: about four a warp on 132 SMs).
+TEST_P(ReduceGrid, StagedKernelWithSeveralBlocksAWarp) {
+  Context ctx(GetParam());
+  Context ref(Backend::scalar);
+  for (auto f : {staged<float>, staged<double>}) f(ctx, ref, {1100 * B + 3, 4096 * B, 4096 * B + 77});
 }
 
 // Shapes that are not built are refused by name, before anything runs.
@@ -154,6 +195,14 @@ TEST_P(ReduceGrid, UnbuiltTuningIsRefused) {
   t = {};
   t.mapped_result = 1;
   EXPECT_THROW(ew::detail::cuda::set_reduce_tuning(t), Error);
+  t = {};
+  t.staged = 2;
+  EXPECT_THROW(ew::detail::cuda::set_reduce_tuning(t), Error);
+  for (int slots : {1, 4}) {
+    t = {};
+    t.stage_slots = slots;
+    EXPECT_THROW(ew::detail::cuda::set_reduce_tuning(t), Error);
+  }
   // f64 vectors stop at 16 bytes: 4 lanes per thread is f32 only.
   t = {};
   t.lanes_per_thread = 4;
