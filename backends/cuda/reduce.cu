@@ -788,20 +788,23 @@ int resident_shape(Kind kind) {
   return visit_kind(kind, [](auto k) { return resident_for<decltype(k)::value, T, V, U>(); });
 }
 
-// The staged kernel of (kind, T) with `slots` pieces a warp: CUDA blocks resident on one SM
-// once its shared memory is allowed, 0 where the device does not allow that much.
+// The staged kernel of (kind, T) with `slots` pieces a warp: CUDA blocks resident on one SM,
+// 0 where the device does not allow that much shared memory. The kernel is allowed the
+// largest ring (or, where that is refused, this one), so that a ring allowed once stays
+// allowed whichever ring is asked for next.
 template <class T>
 int staged_resident(Kind kind, int slots) {
   return visit_kind(kind, [slots](auto k) {
     const auto kernel = staged_kernel<decltype(k)::value, T>;
-    const std::size_t bytes = stage_bytes(slots);
+    const auto allow = [&](std::size_t bytes) {
+      return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)) ==
+             cudaSuccess;
+    };
     int b = 0;
-    if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)) !=
-            cudaSuccess ||
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, kernel, threads_per_cta, bytes) != cudaSuccess) {
-      (void)cudaGetLastError();
+    if (!(allow(stage_bytes(max_stage_slots)) || allow(stage_bytes(slots))) ||
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, kernel, threads_per_cta, stage_bytes(slots)) != cudaSuccess)
       b = 0;
-    }
+    (void)cudaGetLastError();  // a refusal above is an answer, not an error for the next call
     return b;
   });
 }
