@@ -73,6 +73,9 @@ constexpr int default_ctas_per_sm = -1;  // no cap: one warp per run
 // "The staged kernel".
 constexpr std::size_t staged_from_blocks_per_sm = 16;
 constexpr int default_stage_slots = 2;
+// ... and units of plan blocks for at most this many unit nodes (the last CUDA block's work;
+// sum_kernel's runs: 2048 at 2^28): R = 1 to 2^26, 2 at 2^27, 4 at 2^28.
+constexpr std::size_t staged_units = 4096;
 // Below this many plan blocks per SM, one lane per thread (more warps: small sizes are
 // latency-bound, and a plan block's 64 rows are the most one lane can take apart).
 constexpr std::size_t vector_lanes_from_blocks_per_sm = 16;
@@ -446,30 +449,30 @@ __global__ void __launch_bounds__(threads_per_cta)
 }
 
 // ---- The staged kernel (sm_90+, f32 and f64, operands 16-byte aligned): the same plan,
-// read the way the GPU reads fastest. Warps take single plan blocks in grid-stride order,
-// so that the whole GPU reads one window of the array at a time, and each warp's lane 0
-// has the copy engine bring its plan block into shared memory in contiguous 8 KiB pieces
+// read the way the GPU reads fastest. The plan blocks are cut into units of 8 R (a node of
+// the canonical tree, R = 1, 2, 4 or 8 plan blocks a warp); CUDA blocks take units in
+// grid-stride order, so that the whole GPU reads one window of the array at a time, and
+// warp w of a CUDA block takes the unit's plan blocks R w .. R w + R - 1. Each warp's lane 0
+// has the copy engine bring its plan blocks into shared memory in contiguous 8 KiB pieces
 // (cp.async.bulk) through a ring of `slots` pieces, the next ones in flight while this one
-// is walked: lane j adds its column row by row, in the plan's order. In registers, a warp
-// reading its own runs spreads the GPU's loads over the whole array; the staged order read
-// 0.7-6.8 % faster (docs/PERFORMANCE.md, "tenth round").
+// is walked: lane j adds its column row by row, in the plan's order. Read in registers, a
+// warp's own runs spread the GPU's loads over the whole array; this order read 0.7-6.8 %
+// faster (docs/PERFORMANCE.md, "tenth round").
 //
-// A warp's plan blocks are not adjacent, so they cannot be folded into runs as sum_kernel
-// does. Instead the canonical tree is cut at aligned groups of 64 plan blocks (level-6
-// nodes): each plan block's partial goes to the workspace, a counter per group counts them,
-// and the warp that brings a group's last partial combines its 64 into the group's node
-// (the consecutive plan blocks of a group are taken by consecutive warps at the same step,
-// so groups complete in step order and their combining is spread over the call). The last
-// CUDA block combines the groups' nodes as sum_kernel combines its runs'.
+// The tree: a plan block's lanes by the lane tree, a warp's R plan blocks by shuffles, the
+// unit's 8 warps' nodes in shared memory after a barrier of the CUDA block (no fence: a
+// fence at gpu scope waits for the warp's copies in flight, and one per plan block read
+// 9-43 % slower), each unit's node to the workspace, and the last CUDA block combines the
+// units' nodes as sum_kernel combines its runs'.
 constexpr unsigned piece_bytes = 8 << 10;
 constexpr int max_stage_slots = 3;  // 8 warps x 3 x 8 KiB = 192 KiB of an SM's 227
-constexpr std::size_t group_blocks = 64;
+constexpr int max_stage_run = 8;    // plan blocks a warp in a unit
 
 template <Kind kind, class T>
 __global__ void __launch_bounds__(threads_per_cta)
     staged_kernel(const T* __restrict__ x, const T* __restrict__ y, std::size_t n, std::size_t blocks, int slots,
-                  Header* header, double* nodes, double* partials, unsigned* group_counts, compute_t<T>* out,
-                  double* node_out, Header* host_header) {
+                  int run_log2, Header* header, double* nodes, compute_t<T>* out, double* node_out,
+                  Header* host_header) {
   constexpr int w = Width<kind, T>::value;
   constexpr bool two = kind == Kind::dot;
   constexpr int arrays = two ? 2 : 1;
@@ -479,20 +482,29 @@ __global__ void __launch_bounds__(threads_per_cta)
   static_assert(rows % piece_rows == 0, "whole pieces a plan block");
   extern __shared__ __align__(128) unsigned char ring_space[];
   __shared__ __align__(8) unsigned long long barriers[warps_per_cta][max_stage_slots];
+  __shared__ double unit_nodes[2][3][warps_per_cta];  // by the unit's parity
   __shared__ double warp_nodes[3][warps_per_cta];
   __shared__ bool last;
+  const std::size_t run = std::size_t(1) << run_log2, unit_blocks = warps_per_cta * run;
+  const std::size_t units = (blocks + unit_blocks - 1) / unit_blocks, ctas = gridDim.x;
   wait_for_previous_grid();  // as sum_kernel
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   const int lane = static_cast<int>(threadIdx.x % 32), warp = static_cast<int>(threadIdx.x / 32);
-  const std::size_t warps = static_cast<std::size_t>(gridDim.x) * warps_per_cta;
-  const std::size_t first = static_cast<std::size_t>(blockIdx.x) * warps_per_cta + warp;
   const std::size_t full = n / plan::block_elements;
-  // Piece k of this warp: rows (k % pieces) piece_rows on of plan block first + (k / pieces) warps.
-  const std::size_t count = first < full ? ((full - 1 - first) / warps + 1) * pieces : 0;
+  // This warp's j-th plan block, in the order it reads them: unit blockIdx.x + (j / R) ctas.
+  const auto block_of = [&](std::size_t j) {
+    return (blockIdx.x + (j >> run_log2) * ctas) * unit_blocks + warp * run + (j & (run - 1));
+  };
+  // The pieces of its full plan blocks (a prefix of that order), `pieces` a plan block.
+  std::size_t count = 0;
+  for (std::size_t u = blockIdx.x; u < units; u += ctas) {
+    const std::size_t b = u * unit_blocks + warp * run;
+    count += b < full ? (full - b < run ? full - b : run) * pieces : 0;
+  }
   unsigned char* ring = ring_space + static_cast<std::size_t>(warp) * slots * piece_bytes;
   const auto barrier = [&](int slot) { return bulk::shared_address(&barriers[warp][slot]); };
   const auto issue = [&](std::size_t k, int slot) {  // piece k into the ring's slot
-    const std::size_t element = (first + k / pieces * warps) * plan::block_elements + k % pieces * piece_rows * plan::lanes;
+    const std::size_t element = block_of(k / pieces) * plan::block_elements + k % pieces * piece_rows * plan::lanes;
     const unsigned dst = bulk::shared_address(ring + slot * piece_bytes);
     bulk::expect_bytes(barrier(slot), arrays * array_bytes);
     bulk::load(dst, x + element, array_bytes, barrier(slot));
@@ -505,71 +517,65 @@ __global__ void __launch_bounds__(threads_per_cta)
   }
   __syncwarp();
 
-  // Plan block b's lanes are done (lane j's sums in acc): the lane tree, the partial, the
-  // group's count; the group's last arrival combines the group.
-  const auto block_done = [&](std::size_t b, double (&acc)[3]) {
-    double node[3];
-#pragma unroll
-    for (int c = 0; c < w; ++c) node[c] = threads_tree<plan::lanes>(acc[c], lane);
-    const std::size_t g = b / group_blocks, g_first = g * group_blocks;
-    const int in_group = static_cast<int>(blocks - g_first < group_blocks ? blocks - g_first : group_blocks);
-    unsigned arrived = 0;
-    if (lane == 0) {
-#pragma unroll
-      for (int c = 0; c < w; ++c) partials[b * w + c] = node[c];
-      // A release of this partial, an acquire of the group's others (as last_to_arrive).
-      ::cuda::atomic_ref<unsigned int, ::cuda::thread_scope_device> done(group_counts[g]);
-      arrived = done.fetch_add(1u, ::cuda::memory_order_acq_rel);
-    }
-    arrived = __shfl_sync(0xffffffffu, arrived, 0);
-    if (arrived != static_cast<unsigned>(in_group) - 1) return;
-    __syncwarp();  // orders lane 0's acquire before the other lanes' loads
-    // Lane j holds the level-1 node of partials 2j and 2j + 1, then the warp's tree.
-#pragma unroll
-    for (int c = 0; c < w; ++c) {
-      const std::size_t at = g_first + 2 * static_cast<std::size_t>(lane);
-      double v = 2 * lane < in_group ? __ldcg(partials + at * w + c) : 0.0;
-      if (2 * lane + 1 < in_group) v = plan::add(v, __ldcg(partials + (at + 1) * w + c));
-#pragma unroll
-      for (int o = 1; o < 32; o *= 2) {
-        const double other = __shfl_down_sync(0xffffffffu, v, o);
-        if ((lane & (2 * o - 1)) == 0 && 2 * (lane + o) < in_group) v = plan::add(v, other);
-      }
-      if (lane == 0) nodes[g * w + c] = v;
-    }
-    if (lane == 0) group_counts[g] = 0;  // every arrival is in: ready for the next launch
-  };
-
-  double acc[3] = {0.0, 0.0, 0.0};
+  std::size_t k = 0;    // the next piece
   int slot = 0;         // k % slots
   unsigned phase = 0;   // (k / slots) % 2: the slot's mbarrier phase
-  for (std::size_t k = 0; k < count; ++k) {
-    bulk::wait(barrier(slot), phase);
-    const T* a = reinterpret_cast<const T*>(ring + slot * piece_bytes);
+  for (std::size_t u = blockIdx.x, parity = 0; u < units; u += ctas, parity ^= 1) {
+    const std::size_t first = u * unit_blocks + warp * run;
+    const int present = first < blocks ? static_cast<int>(blocks - first < run ? blocks - first : run) : 0;
+    double mine[3] = {0.0, 0.0, 0.0};  // lane r: plan block first + r's partial
+    for (int r = 0; r < present; ++r) {
+      double acc[3] = {0.0, 0.0, 0.0};
+      if (first + r < full) {
+        for (int p = 0; p < pieces; ++p, ++k) {
+          bulk::wait(barrier(slot), phase);
+          const T* a = reinterpret_cast<const T*>(ring + slot * piece_bytes);
 #pragma unroll 8
-    for (int r = 0; r < piece_rows; ++r)
-      accumulate<kind, T>(acc, a[r * plan::lanes + lane], two ? a[(piece_rows + r) * plan::lanes + lane] : T(0));
-    __syncwarp();  // every lane has read the slot before the copy engine refills it
-    if (lane == 0 && k + slots < count) {
-      bulk::fence_to_copy_engine();
-      issue(k + slots, slot);
+          for (int row = 0; row < piece_rows; ++row)
+            accumulate<kind, T>(acc, a[row * plan::lanes + lane], two ? a[(piece_rows + row) * plan::lanes + lane] : T(0));
+          __syncwarp();  // every lane has read the slot before the copy engine refills it
+          if (lane == 0 && k + slots < count) {
+            bulk::fence_to_copy_engine();
+            issue(k + slots, slot);
+          }
+          if (++slot == slots) slot = 0, phase ^= 1u;
+        }
+      } else {
+        // The short last plan block: read in place, element by element in each lane's order.
+        for (std::size_t i = (first + r) * plan::block_elements + lane; i < n; i += plan::lanes)
+          accumulate<kind, T>(acc, x[i], two ? y[i] : T(0));
+      }
+#pragma unroll
+      for (int c = 0; c < w; ++c) {
+        const double node = __shfl_sync(0xffffffffu, threads_tree<plan::lanes>(acc[c], lane), 0);
+        if (lane == r) mine[c] = node;
+      }
     }
-    if (++slot == slots) slot = 0, phase ^= 1u;
-    if (k % pieces == pieces - 1) {
-      block_done(first + k / pieces * warps, acc);
-      acc[0] = acc[1] = acc[2] = 0.0;
+    // The warp's node (its R plan blocks' tree, cut where the plan blocks end), then the unit's.
+#pragma unroll
+    for (int c = 0; c < w; ++c) {
+      for (int o = 1; o < static_cast<int>(run); o *= 2) {
+        const double other = __shfl_down_sync(0xffffffffu, mine[c], o);
+        if ((lane & (2 * o - 1)) == 0 && lane + o < present) mine[c] = plan::add(mine[c], other);
+      }
+      if (lane == 0) unit_nodes[parity][c][warp] = mine[c];
     }
-  }
-  // A short last plan block: read in place, element by element in each lane's order.
-  if (full < blocks && full % warps == first) {
-    const std::size_t begin = full * plan::block_elements;
-    for (std::size_t i = begin + lane; i < n; i += plan::lanes) accumulate<kind, T>(acc, x[i], two ? y[i] : T(0));
-    block_done(full, acc);
+    __syncthreads();  // the unit's warp nodes are in; the ones of two units ago are read
+    if (warp == 0) {
+      const int m = static_cast<int>((blocks - u * unit_blocks + run - 1) / run);  // warps with plan blocks
+#pragma unroll
+      for (int c = 0; c < w; ++c) {
+        double v[warps_per_cta];
+#pragma unroll
+        for (int i = 0; i < warps_per_cta; ++i) v[i] = unit_nodes[parity][c][i];
+        const double node = register_tree<warps_per_cta>(v, m < warps_per_cta ? m : warps_per_cta);
+        if (lane == 0) nodes[u * w + c] = node;
+      }
+    }
   }
 #endif
   if (last_to_arrive(header, last))
-    finish_tree<kind, T>(nodes, (blocks + group_blocks - 1) / group_blocks, header, out, node_out, host_header,
-                         warp_nodes);
+    finish_tree<kind, T>(nodes, units, header, out, node_out, host_header, warp_nodes);
 }
 
 // min/max: the winner of a (value, index) pair and another, as the plan says.
@@ -714,8 +720,8 @@ struct Launch {
   std::size_t blocks, run_blocks, runs, ctas;  // staged: runs are the groups of plan blocks
   bool vector_ok;
   int slots;                // staged: pieces a warp's ring holds
+  int run_log2;             // staged: log2 of the plan blocks a warp takes in a unit
   std::size_t stage_bytes;  // staged: the CUDA block's ring
-  unsigned* group_counts;   // staged: a counter per group, 0 between launches
   bool dependent;  // programmatic dependent launch
   Header* header;
   Header* host_header;  // the device's view of the host's copy, or null: the result stays on the device
@@ -760,7 +766,7 @@ cudaError_t launch_staged(const ReduceCall& c, const Launch& l) {
   return visit_kind(c.kind, [&](auto k) {
     return launch_kernel(staged_kernel<decltype(k)::value, T>, static_cast<unsigned>(l.ctas), l.stage_bytes,
                          l.stream, l.dependent, static_cast<const T*>(c.x), static_cast<const T*>(c.y), c.n,
-                         l.blocks, l.slots, l.header, l.partials, l.partials + l.runs * 3, l.group_counts,
+                         l.blocks, l.slots, l.run_log2, l.header, l.partials,
                          c.node ? nullptr : static_cast<compute_t<T>*>(c.result), node_result(c, l), l.host_header);
   });
 }
@@ -917,6 +923,10 @@ ReduceTuning default_reduce_tuning(Kind kind, DType dtype, std::size_t n, int sm
   t.mapped_result = 0;
   t.staged = plan::block_count(n) >= sms * staged_from_blocks_per_sm ? 1 : -1;
   t.stage_slots = default_stage_slots;
+  // Units of 8 R plan blocks: the smallest R with at most staged_units of them.
+  t.stage_run = 1;
+  while (t.stage_run < max_stage_run && plan::block_count(n) > staged_units * warps_per_cta * t.stage_run)
+    t.stage_run *= 2;
   return t;
 }
 
@@ -941,6 +951,8 @@ void set_reduce_tuning(const ReduceTuning& t) {
     throw Error(Errc::invalid_argument, "reduce tuning: staged must be -1, 0 or 1");
   if (t.stage_slots != 0 && (t.stage_slots < 2 || t.stage_slots > max_stage_slots))
     throw Error(Errc::invalid_argument, "reduce tuning: stage_slots must be 2 or 3");
+  if (t.stage_run < 0 || t.stage_run > max_stage_run || (t.stage_run & (t.stage_run - 1)) != 0)
+    throw Error(Errc::invalid_argument, "reduce tuning: stage_run must be 0, 1, 2, 4 or 8");
   const std::lock_guard<std::mutex> lock(forced_mutex);
   forced = t;
 }
@@ -973,7 +985,6 @@ int Reducer::staged_blocks(const ReduceCall& c, const ReduceTuning& t) {
 
 Reducer::~Reducer() {
   if (workspace_) cudaFree(workspace_);
-  if (group_counts_) cudaFree(group_counts_);
   if (host_result_) cudaFreeHost(host_result_);
 }
 
@@ -989,6 +1000,7 @@ ReduceResult Reducer::run(const ReduceCall& c, cudaStream_t stream, int sm_count
     if (forced.mapped_result) t.mapped_result = forced.mapped_result;
     if (forced.staged) t.staged = forced.staged;
     if (forced.stage_slots) t.stage_slots = forced.stage_slots;
+    if (forced.stage_run) t.stage_run = forced.stage_run;
   }
   const ReduceShape shape{t.lanes_per_thread, t.loads};
   if (!built(shape, c.dtype))
@@ -1021,21 +1033,14 @@ ReduceResult Reducer::run(const ReduceCall& c, cudaStream_t stream, int sm_count
     l.runs = l.ctas = (l.blocks + per_cta - 1) / per_cta;
     partial_count = l.runs;
   } else if (staged_blocks(c, t) > 0) {
-    // One wave of the staged kernel; its runs are the groups of plan blocks.
+    // One wave of the staged kernel; its runs are the units.
     l.slots = t.stage_slots;
     l.stage_bytes = stage_bytes(l.slots);
     l.ctas = sms * static_cast<std::size_t>(staged_blocks(c, t));
-    l.runs = (l.blocks + group_blocks - 1) / group_blocks;
-    partial_count = l.runs + l.blocks;  // the groups' nodes, then the plan blocks' partials
-    if (l.runs > group_counts_size_) {
-      check(cudaStreamSynchronize(stream), "cudaStreamSynchronize before growing the reduction counters");
-      if (group_counts_) cudaFree(group_counts_), group_counts_ = nullptr, group_counts_size_ = 0;
-      check(cudaMalloc(&group_counts_, 2 * l.runs * sizeof(unsigned)), "cudaMalloc of the reduction counters");
-      check(cudaMemsetAsync(group_counts_, 0, 2 * l.runs * sizeof(unsigned), stream),
-            "cudaMemsetAsync of the reduction counters");
-      group_counts_size_ = 2 * l.runs;
-    }
-    l.group_counts = group_counts_;
+    l.run_log2 = 0;
+    while ((1 << l.run_log2) < t.stage_run) ++l.run_log2;
+    l.run_blocks = std::size_t(warps_per_cta) << l.run_log2;
+    l.runs = partial_count = (l.blocks + l.run_blocks - 1) / l.run_blocks;
   } else {
     const std::size_t lanes = static_cast<std::size_t>(t.lanes_per_thread);
     std::size_t run = t.run_blocks;

@@ -33,8 +33,6 @@ class Reducer {
 
   void* workspace_ = nullptr;
   std::size_t workspace_bytes_ = 0;
-  unsigned* group_counts_ = nullptr;  // the staged kernel's counters, all 0 between launches
-  std::size_t group_counts_size_ = 0;
   // CUDA blocks an SM of each staged kernel (f32/f64, kind, ring slots): 0 not asked yet,
   // -1 where the device does not allow its shared memory.
   int staged_resident_[2][4][4] = {};

@@ -40,6 +40,8 @@ struct ReduceTuning {
                                // reduce.cu) wherever it applies (sm_90+, f32/f64 sums, operands
                                // 16-byte aligned); -1: the register kernel above, always
   int stage_slots = 0;         // the staged kernel's ring: 8 KiB pieces in flight a warp, 2 or 3
+  int stage_run = 0;           // the staged kernel's plan blocks a warp in a unit of 8 warps:
+                               // 1, 2, 4 or 8; 0: the default (reduce.cu: staged_units)
 };
 
 // The (lanes_per_thread, loads) pairs that are built, for benchmarks and tests.

@@ -5,7 +5,7 @@ For each reduction, dtype and size: cub's time over the library's (as it is and 
 launches), cuBLAS's likewise (dot), and the cost of reproducibility, the library's time over
 the "atomic (not reproducible)" variant's, minus 1, and over the fastest of that variant's
 forms with 4, 2 or 1 loads in flight ("best"); the same cost for the library's sum kernels
-forced (the register kernel, the staged kernel with 2 and 3 slots).
+forced (the register kernel, the staged kernel with 2 and 3 slots, units of 8 and 32 plan blocks).
 Usage: python3 bench/cuda/reduce_ratios.py FILE.csv [...]
 """
 import collections
@@ -43,7 +43,8 @@ def main(paths):
             if len(forms) > 1:
                 line += f', best {ours / min(forms) - 1:+.1%}'
             # The library's kernels forced, against the same atomic variant.
-            for name in ('register kernel', 'staged, 2 slots', 'staged, 3 slots'):
+            for name in ('register kernel', 'staged, 2 slots', 'staged, 3 slots', 'staged, units of 8',
+                         'staged, units of 32'):
                 t = m.get(f'ew cuda ({name})')
                 if t and atomic:
                     line += f'; {name} {t / atomic - 1:+.1%}'

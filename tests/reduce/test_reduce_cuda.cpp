@@ -142,8 +142,8 @@ TEST_P(ReduceGrid, DeepCounterGivesTheSameBits) {
   deep_counter<double>(ctx, ref);
 }
 
-// The staged kernel (sm_90+: plan blocks copied into shared memory, a counter per group of
-// 64 plan blocks) at `sizes`, with rings of 2 and 3 pieces, at offsets that keep the operands
+// The staged kernel (sm_90+: plan blocks copied into shared memory, units of 8 R plan blocks
+// combined in the CUDA block) at `sizes`, with rings of 2 and 3 pieces and R = 1..8, at offsets that keep the operands
 // 16-byte aligned and at one that does not (the register kernel then, by the copy engine's
 // rule). Elsewhere than sm_90+ the register kernel runs: the bits must hold either way.
 template <class T>
@@ -155,25 +155,27 @@ void staged(Context& ctx, Context& ref, std::initializer_list<std::size_t> sizes
   x.upload(xs.data(), total);
   y.upload(ys.data(), total);
   const std::vector<Case<T>> all = cases<T>(ref, xs, ys, sizes, {0, 16 / sizeof(T), 1});
-  for (int slots : {2, 3}) {
+  for (auto [slots, run] : {std::pair{2, 1}, {3, 1}, {2, 2}, {3, 4}, {2, 8}}) {
     ReduceTuning t;
     t.staged = 1;
     t.stage_slots = slots;
+    t.stage_run = run;
     ew::detail::cuda::set_reduce_tuning(t);
-    for (const Case<T>& c : all) check_all<T>(ctx, x, y, c, "staged, " + std::to_string(slots) + " slots");
+    for (const Case<T>& c : all)
+      check_all<T>(ctx, x, y, c, "staged, " + std::to_string(slots) + " slots, units of 8 x " + std::to_string(run));
   }
   ew::detail::cuda::set_reduce_tuning({});
 }
 
-// One plan block, a short one alone and after full ones, whole and cut groups: warps take
-// one plan block at most (small enough for the sanitizers).
+// One plan block, a short one alone and after full ones, whole and cut units, warps without
+// a plan block in the last unit (small enough for the sanitizers).
 TEST_P(ReduceGrid, StagedKernelGivesTheSameBits) {
   Context ctx(GetParam());
   Context ref(Backend::scalar);
   for (auto f : {staged<float>, staged<double>}) f(ctx, ref, {1, B - 1, B, B + 1, 64 * B, 64 * B + 1, 129 * B + 7});
 }
 
-// Warps taking several plan blocks each (4096 plan blocks: about four a warp on 132 SMs).
+// CUDA blocks taking several units each (4096 plan blocks: about four a warp on 132 SMs).
 TEST_P(ReduceGrid, StagedKernelWithSeveralBlocksAWarp) {
   Context ctx(GetParam());
   Context ref(Backend::scalar);
@@ -201,6 +203,11 @@ TEST_P(ReduceGrid, UnbuiltTuningIsRefused) {
   for (int slots : {1, 4}) {
     t = {};
     t.stage_slots = slots;
+    EXPECT_THROW(ew::detail::cuda::set_reduce_tuning(t), Error);
+  }
+  for (int run : {-1, 3, 16}) {
+    t = {};
+    t.stage_run = run;
     EXPECT_THROW(ew::detail::cuda::set_reduce_tuning(t), Error);
   }
   // f64 vectors stop at 16 bytes: 4 lanes per thread is f32 only.
