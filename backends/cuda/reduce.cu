@@ -459,14 +459,18 @@ __global__ void __launch_bounds__(threads_per_cta)
 // warp's own runs spread the GPU's loads over the whole array; this order read 0.7-6.8 %
 // faster (docs/PERFORMANCE.md, "tenth round").
 //
-// The tree: a plan block's lanes by the lane tree, a warp's R plan blocks by shuffles, the
-// unit's 8 warps' nodes in shared memory after a barrier of the CUDA block (no fence: a
-// fence at gpu scope waits for the warp's copies in flight, and one per plan block read
-// 9-43 % slower), each unit's node to the workspace, and the last CUDA block combines the
-// units' nodes as sum_kernel combines its runs'.
+// The tree: a plan block's lanes by the lane tree, a warp's R plan blocks by shuffles into
+// the warp's node of the unit, kept in shared memory; when every warp is done, the CUDA
+// block combines each of its units' 8 warp nodes and writes the unit's node, and the last
+// CUDA block combines the units' nodes as sum_kernel combines its runs'. Nothing waits for
+// another warp while the array is read: a fence at gpu scope waits for the warp's copies in
+// flight (one per plan block read 9-43 % slower), and a barrier of the CUDA block per unit
+// holds every warp to the slowest one's copy (3-9 % slower; docs/PERFORMANCE.md).
 constexpr unsigned piece_bytes = 8 << 10;
 constexpr int max_stage_slots = 3;  // 8 warps x 3 x 8 KiB = 192 KiB of an SM's 227
 constexpr int max_stage_run = 8;    // plan blocks a warp in a unit
+constexpr std::size_t unit_space_bytes = 16 << 10;  // the warps' nodes of a CUDA block's units
+constexpr std::size_t unit_space_doubles = unit_space_bytes / sizeof(double) / warps_per_cta;  // a warp
 
 template <Kind kind, class T>
 __global__ void __launch_bounds__(threads_per_cta)
@@ -482,7 +486,6 @@ __global__ void __launch_bounds__(threads_per_cta)
   static_assert(rows % piece_rows == 0, "whole pieces a plan block");
   extern __shared__ __align__(128) unsigned char ring_space[];
   __shared__ __align__(8) unsigned long long barriers[warps_per_cta][max_stage_slots];
-  __shared__ double unit_nodes[2][3][warps_per_cta];  // by the unit's parity
   __shared__ double warp_nodes[3][warps_per_cta];
   __shared__ bool last;
   const std::size_t run = std::size_t(1) << run_log2, unit_blocks = warps_per_cta * run;
@@ -502,6 +505,8 @@ __global__ void __launch_bounds__(threads_per_cta)
     count += b < full ? (full - b < run ? full - b : run) * pieces : 0;
   }
   unsigned char* ring = ring_space + static_cast<std::size_t>(warp) * slots * piece_bytes;
+  // The warps' nodes of this CUDA block's i-th unit: accumulator c of warp v at [(i w + c) 8 + v].
+  double* unit_space = reinterpret_cast<double*>(ring_space + std::size_t(warps_per_cta) * slots * piece_bytes);
   const auto barrier = [&](int slot) { return bulk::shared_address(&barriers[warp][slot]); };
   const auto issue = [&](std::size_t k, int slot) {  // piece k into the ring's slot
     const std::size_t element = block_of(k / pieces) * plan::block_elements + k % pieces * piece_rows * plan::lanes;
@@ -520,7 +525,7 @@ __global__ void __launch_bounds__(threads_per_cta)
   std::size_t k = 0;    // the next piece
   int slot = 0;         // k % slots
   unsigned phase = 0;   // (k / slots) % 2: the slot's mbarrier phase
-  for (std::size_t u = blockIdx.x, parity = 0; u < units; u += ctas, parity ^= 1) {
+  for (std::size_t u = blockIdx.x, i = 0; u < units; u += ctas, ++i) {
     const std::size_t first = u * unit_blocks + warp * run;
     const int present = first < blocks ? static_cast<int>(blocks - first < run ? blocks - first : run) : 0;
     double mine[3] = {0.0, 0.0, 0.0};  // lane r: plan block first + r's partial
@@ -558,19 +563,21 @@ __global__ void __launch_bounds__(threads_per_cta)
         const double other = __shfl_down_sync(0xffffffffu, mine[c], o);
         if ((lane & (2 * o - 1)) == 0 && lane + o < present) mine[c] = plan::add(mine[c], other);
       }
-      if (lane == 0) unit_nodes[parity][c][warp] = mine[c];
+      if (lane == 0) unit_space[(i * w + c) * warps_per_cta + warp] = mine[c];
     }
-    __syncthreads();  // the unit's warp nodes are in; the ones of two units ago are read
-    if (warp == 0) {
-      const int m = static_cast<int>((blocks - u * unit_blocks + run - 1) / run);  // warps with plan blocks
+  }
+  // The units' nodes, a thread each: the tree of the unit's warp nodes, cut where its plan
+  // blocks end.
+  __syncthreads();
+  for (std::size_t u = blockIdx.x + threadIdx.x * ctas, i = threadIdx.x; u < units;
+       u += threads_per_cta * ctas, i += threads_per_cta) {
+    const std::size_t m = (blocks - u * unit_blocks + run - 1) / run;  // warps with plan blocks
 #pragma unroll
-      for (int c = 0; c < w; ++c) {
-        double v[warps_per_cta];
+    for (int c = 0; c < w; ++c) {
+      double v[warps_per_cta];
 #pragma unroll
-        for (int i = 0; i < warps_per_cta; ++i) v[i] = unit_nodes[parity][c][i];
-        const double node = register_tree<warps_per_cta>(v, m < warps_per_cta ? m : warps_per_cta);
-        if (lane == 0) nodes[u * w + c] = node;
-      }
+      for (int k = 0; k < warps_per_cta; ++k) v[k] = unit_space[(i * w + c) * warps_per_cta + k];
+      nodes[u * w + c] = register_tree<warps_per_cta>(v, m < warps_per_cta ? static_cast<int>(m) : warps_per_cta);
     }
   }
 #endif
@@ -735,7 +742,9 @@ inline double* node_result(const ReduceCall& c, const Launch& l) {
   return c.node ? (c.result ? static_cast<double*>(c.result) : &l.header->value) : nullptr;
 }
 
-constexpr std::size_t stage_bytes(int slots) { return std::size_t(warps_per_cta) * slots * piece_bytes; }
+constexpr std::size_t stage_bytes(int slots) {
+  return std::size_t(warps_per_cta) * slots * piece_bytes + unit_space_bytes;
+}
 
 // Calls f(std::integral_constant<Kind, k>) with k = kind, one of the sums.
 template <class F>
@@ -897,6 +906,27 @@ bool built(ReduceShape s, DType dtype) {
   return false;
 }
 
+// The staged kernel's launch for `ctas` CUDA blocks (one wave; 0 where it does not apply):
+// the ring, the units (runs: 8 R plan blocks, R raised where a CUDA block's warp nodes would
+// not fit its unit space). False where it cannot take the call: the register kernel then.
+bool staged_launch(Launch& l, const ReduceCall& c, const ReduceTuning& t, std::size_t ctas) {
+  if (ctas == 0) return false;
+  const std::size_t w = static_cast<std::size_t>(plan::width(c.kind, c.dtype == DType::f64));
+  int run_log2 = 0;
+  while ((1 << run_log2) < t.stage_run) ++run_log2;
+  const auto units = [&](int r) { return (l.blocks + (warps_per_cta << r) - 1) / (warps_per_cta << r); };
+  const auto fits = [&](int r) { return (units(r) + ctas - 1) / ctas * w <= unit_space_doubles; };
+  while (!fits(run_log2) && (1 << run_log2) < max_stage_run) ++run_log2;
+  if (!fits(run_log2)) return false;
+  l.slots = t.stage_slots;
+  l.stage_bytes = stage_bytes(l.slots);
+  l.ctas = ctas;
+  l.run_log2 = run_log2;
+  l.run_blocks = std::size_t(warps_per_cta) << run_log2;
+  l.runs = units(run_log2);
+  return true;
+}
+
 std::mutex forced_mutex;
 ReduceTuning forced;
 
@@ -1032,15 +1062,8 @@ ReduceResult Reducer::run(const ReduceCall& c, cudaStream_t stream, int sm_count
     per_cta = l.run_blocks;
     l.runs = l.ctas = (l.blocks + per_cta - 1) / per_cta;
     partial_count = l.runs;
-  } else if (staged_blocks(c, t) > 0) {
-    // One wave of the staged kernel; its runs are the units.
-    l.slots = t.stage_slots;
-    l.stage_bytes = stage_bytes(l.slots);
-    l.ctas = sms * static_cast<std::size_t>(staged_blocks(c, t));
-    l.run_log2 = 0;
-    while ((1 << l.run_log2) < t.stage_run) ++l.run_log2;
-    l.run_blocks = std::size_t(warps_per_cta) << l.run_log2;
-    l.runs = partial_count = (l.blocks + l.run_blocks - 1) / l.run_blocks;
+  } else if (staged_launch(l, c, t, sms * static_cast<std::size_t>(staged_blocks(c, t)))) {
+    partial_count = l.runs;  // the units' nodes
   } else {
     const std::size_t lanes = static_cast<std::size_t>(t.lanes_per_thread);
     std::size_t run = t.run_blocks;
