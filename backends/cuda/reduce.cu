@@ -68,10 +68,12 @@ constexpr int default_runs_per_sm = 0;   // 0: as many runs as warps fit on an S
 // (2^24..2^26) lost up to 6 %.
 constexpr std::size_t default_longest_run = 64;
 constexpr int default_ctas_per_sm = -1;  // no cap: one warp per run
-// The staged kernel from this many plan blocks a warp of its grid on (below, the register
-// kernel), with a ring of this many 8 KiB pieces a warp. Measured: docs/PERFORMANCE.md,
-// "The staged kernel".
-constexpr std::size_t staged_from_blocks_per_sm = 16;
+// The staged kernel where it measured faster (H200, 2026-11-26, docs/PERFORMANCE.md, "The
+// staged kernel"): the scaled 2-norm of f64 data, whose three accumulators a lane make the
+// register kernel spill (1.04-1.29x it from 2^21), from this many plan blocks per SM; with
+// a ring of this many 8 KiB pieces a warp (3 read 0-3 % slower). For the other sums it read
+// up to 13 % slower than the register kernel in f32 and within -1..+5 % in f64.
+constexpr std::size_t staged_from_blocks_per_sm = 4;
 constexpr int default_stage_slots = 2;
 // ... and units of plan blocks for at most this many unit nodes (the last CUDA block's work;
 // sum_kernel's runs: 2048 at 2^28): R = 1 to 2^26, 2 at 2^27, 4 at 2^28.
@@ -455,9 +457,10 @@ __global__ void __launch_bounds__(threads_per_cta)
 // warp w of a CUDA block takes the unit's plan blocks R w .. R w + R - 1. Each warp's lane 0
 // has the copy engine bring its plan blocks into shared memory in contiguous 8 KiB pieces
 // (cp.async.bulk) through a ring of `slots` pieces, the next ones in flight while this one
-// is walked: lane j adds its column row by row, in the plan's order. Read in registers, a
-// warp's own runs spread the GPU's loads over the whole array; this order read 0.7-6.8 %
-// faster (docs/PERFORMANCE.md, "tenth round").
+// is walked: lane j adds its column row by row, in the plan's order. A bench-only kernel of
+// that reading order ran at the grid-stride kernel's speed (docs/PERFORMANCE.md, "tenth
+// round"); this one, with the plan's tree, is the default where the register kernel's
+// registers are short (default_reduce_tuning).
 //
 // The tree: a plan block's lanes by the lane tree, a warp's R plan blocks by shuffles into
 // the warp's node of the unit, kept in shared memory; when every warp is done, the CUDA
@@ -951,7 +954,7 @@ ReduceTuning default_reduce_tuning(Kind kind, DType dtype, std::size_t n, int sm
   t.run_blocks = 0;
   t.dependent_launch = 0;
   t.mapped_result = 0;
-  t.staged = plan::block_count(n) >= sms * staged_from_blocks_per_sm ? 1 : -1;
+  t.staged = kind == Kind::norm2 && dtype == DType::f64 && plan::block_count(n) >= sms * staged_from_blocks_per_sm ? 1 : -1;
   t.stage_slots = default_stage_slots;
   // Units of 8 R plan blocks: the smallest R with at most staged_units of them.
   t.stage_run = 1;
