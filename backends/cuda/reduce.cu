@@ -68,12 +68,14 @@ constexpr int default_runs_per_sm = 0;   // 0: as many runs as warps fit on an S
 // (2^24..2^26) lost up to 6 %.
 constexpr std::size_t default_longest_run = 64;
 constexpr int default_ctas_per_sm = -1;  // no cap: one warp per run
-// The staged kernel where it measured faster (H200, 2026-11-26, docs/PERFORMANCE.md, "The
-// staged kernel"): the scaled 2-norm of f64 data, whose three accumulators a lane make the
-// register kernel spill (1.04-1.29x it from 2^21), from this many plan blocks per SM; with
-// a ring of this many 8 KiB pieces a warp (3 read 0-3 % slower). For the other sums it read
-// up to 13 % slower than the register kernel in f32 and within -1..+5 % in f64.
-constexpr std::size_t staged_from_blocks_per_sm = 4;
+// The staged kernel where it measured faster on both an H100 and an H200 (2026-11-26,
+// docs/PERFORMANCE.md, "The staged kernel"): the scaled 2-norm of f64 data, whose three
+// accumulators a lane make the register kernel spill (1.03-1.29x it from 2^21: from 4 plan
+// blocks per SM), and the f64 dot from 2^23 to 2^27 (16 to 512 plan blocks per SM: 1.00-1.05x);
+// with a ring of 2 pieces a warp (3 read 0-4 % slower). Elsewhere it read up to 13 % slower
+// than the register kernel in the f32 sums, and 0.99-1.01x it in the f64 sum at 2^24..2^28.
+constexpr std::size_t staged_norm2_f64_from = 4;  // plan blocks per SM
+constexpr std::size_t staged_dot_f64_from = 16, staged_dot_f64_below = 512;
 constexpr int default_stage_slots = 2;
 // ... and units of plan blocks for at most this many unit nodes (the last CUDA block's work;
 // sum_kernel's runs: 2048 at 2^28): R = 1 to 2^26, 2 at 2^27, 4 at 2^28.
@@ -954,7 +956,11 @@ ReduceTuning default_reduce_tuning(Kind kind, DType dtype, std::size_t n, int sm
   t.run_blocks = 0;
   t.dependent_launch = 0;
   t.mapped_result = 0;
-  t.staged = kind == Kind::norm2 && dtype == DType::f64 && plan::block_count(n) >= sms * staged_from_blocks_per_sm ? 1 : -1;
+  const std::size_t per_sm = plan::block_count(n) / sms;
+  const bool staged = dtype == DType::f64 && ((kind == Kind::norm2 && per_sm >= staged_norm2_f64_from) ||
+                                              (kind == Kind::dot && per_sm >= staged_dot_f64_from &&
+                                               per_sm < staged_dot_f64_below));
+  t.staged = staged ? 1 : -1;
   t.stage_slots = default_stage_slots;
   // Units of 8 R plan blocks: the smallest R with at most staged_units of them.
   t.stage_run = 1;
