@@ -70,9 +70,9 @@ constexpr std::size_t default_longest_run = 64;
 constexpr int default_ctas_per_sm = -1;  // no cap: one warp per run
 // The staged kernel where it measured faster on both an H100 and an H200 (2026-11-26,
 // docs/PERFORMANCE.md, "The staged kernel"): the scaled 2-norm of f64 data, whose three
-// accumulators a lane make the register kernel spill (1.03-1.29x it from 2^21: from 4 plan
+// accumulators a lane make the register kernel spill (1.02-1.29x it from 2^21: from 4 plan
 // blocks per SM), and the f64 dot from 2^23 to 2^27 (16 to 512 plan blocks per SM: 1.00-1.05x);
-// with a ring of 2 pieces a warp (3 read 0-4 % slower). Elsewhere it read up to 13 % slower
+// with a ring of 2 pieces a warp (3 read up to 4.5 % slower). Elsewhere it read up to 15 % slower
 // than the register kernel in the f32 sums, and 0.99-1.01x it in the f64 sum at 2^24..2^28.
 constexpr std::size_t staged_norm2_f64_from = 4;  // plan blocks per SM
 constexpr std::size_t staged_dot_f64_from = 16, staged_dot_f64_below = 512;
@@ -467,10 +467,10 @@ __global__ void __launch_bounds__(threads_per_cta)
 // The tree: a plan block's lanes by the lane tree, a warp's R plan blocks by shuffles into
 // the warp's node of the unit, kept in shared memory; when every warp is done, the CUDA
 // block combines each of its units' 8 warp nodes and writes the unit's node, and the last
-// CUDA block combines the units' nodes as sum_kernel combines its runs'. Nothing waits for
-// another warp while the array is read: a fence at gpu scope waits for the warp's copies in
-// flight (one per plan block read 9-43 % slower), and a barrier of the CUDA block per unit
-// holds every warp to the slowest one's copy (3-9 % slower; docs/PERFORMANCE.md).
+// CUDA block combines the units' nodes as sum_kernel combines its runs'. No fence while the
+// array is read: a fence at gpu scope waits for the warp's copies in flight (a first form,
+// with an acq_rel count a plan block, read 7-42 % slower than the register kernel on an
+// H200; a barrier of the CUDA block a unit read as fast as this form; docs/PERFORMANCE.md).
 constexpr unsigned piece_bytes = 8 << 10;
 constexpr int max_stage_slots = 3;  // 8 warps x 3 x 8 KiB = 192 KiB of an SM's 227
 constexpr int max_stage_run = 8;    // plan blocks a warp in a unit
