@@ -69,10 +69,10 @@ constexpr int default_runs_per_sm = 0;   // 0: as many runs as warps fit on an S
 constexpr std::size_t default_longest_run = 64;
 constexpr int default_ctas_per_sm = -1;  // no cap: one warp per run
 // The staged kernel where it measured faster on both an H100 and an H200 (2026-11-26,
-// docs/PERFORMANCE.md, "The staged kernel"): the scaled 2-norm of f64 data, whose three
+// docs/PERFORMANCE.md, "Eleventh round"): the scaled 2-norm of f64 data, whose three
 // accumulators a lane make the register kernel spill (1.02-1.29x it from 2^21: from 4 plan
 // blocks per SM), and the f64 dot from 2^23 to 2^27 (16 to 512 plan blocks per SM: 1.00-1.05x);
-// with a ring of 2 pieces a warp (3 read up to 4.5 % slower). Elsewhere it read up to 15 % slower
+// with a ring of 2 pieces a warp (3 read up to 4.5 % slower at 2^24..2^28). Elsewhere it read up to 15 % slower
 // than the register kernel in the f32 sums, and 0.99-1.01x it in the f64 sum at 2^24..2^28.
 constexpr std::size_t staged_norm2_f64_from = 4;  // plan blocks per SM
 constexpr std::size_t staged_dot_f64_from = 16, staged_dot_f64_below = 512;
