@@ -13,6 +13,10 @@
 // acq_rel atomic counter) combines the runs' partials by the tree, finishes
 // (sqrt, Blue's scaling, rounding to the data's type) and writes the result.
 //
+// The staged kernel (staged_kernel, sm_90+) computes the same tree from plan blocks that the
+// copy engine brings into shared memory, units of them taken in grid-stride order; it is the
+// default where it measured faster (default_reduce_tuning).
+//
 // min/max: the winner is exact, so the grouping only has to be complete: each CUDA block
 // reads a range of the array as 16-byte vectors (extremum_kernel).
 //
@@ -472,7 +476,7 @@ __global__ void __launch_bounds__(threads_per_cta)
 // with an acq_rel count a plan block, read 7-42 % slower than the register kernel on an
 // H200; a barrier of the CUDA block a unit read as fast as this form; docs/PERFORMANCE.md).
 constexpr unsigned piece_bytes = 8 << 10;
-constexpr int max_stage_slots = 3;  // 8 warps x 3 x 8 KiB = 192 KiB of an SM's 227
+constexpr int max_stage_slots = 3;  // 8 warps x 3 x 8 KiB = 192 KiB, + the unit space: 208 KiB of an SM's 227
 constexpr int max_stage_run = 8;    // plan blocks a warp in a unit
 constexpr std::size_t unit_space_bytes = 16 << 10;  // the warps' nodes of a CUDA block's units
 constexpr std::size_t unit_space_doubles = unit_space_bytes / sizeof(double) / warps_per_cta;  // a warp
@@ -552,8 +556,8 @@ __global__ void __launch_bounds__(threads_per_cta)
         }
       } else {
         // The short last plan block: read in place, element by element in each lane's order.
-        for (std::size_t i = (first + r) * plan::block_elements + lane; i < n; i += plan::lanes)
-          accumulate<kind, T>(acc, x[i], two ? y[i] : T(0));
+        for (std::size_t e = (first + r) * plan::block_elements + lane; e < n; e += plan::lanes)
+          accumulate<kind, T>(acc, x[e], two ? y[e] : T(0));
       }
 #pragma unroll
       for (int c = 0; c < w; ++c) {
@@ -581,7 +585,7 @@ __global__ void __launch_bounds__(threads_per_cta)
     for (int c = 0; c < w; ++c) {
       double v[warps_per_cta];
 #pragma unroll
-      for (int k = 0; k < warps_per_cta; ++k) v[k] = unit_space[(i * w + c) * warps_per_cta + k];
+      for (int j = 0; j < warps_per_cta; ++j) v[j] = unit_space[(i * w + c) * warps_per_cta + j];
       nodes[u * w + c] = register_tree<warps_per_cta>(v, m < warps_per_cta ? static_cast<int>(m) : warps_per_cta);
     }
   }

@@ -36,12 +36,17 @@ struct ReduceTuning {
   int mapped_result = 0;       // 0: a value returned to the host is written by the kernel into
                                // mapped pinned memory (where the device maps host memory); -1:
                                // copied back after the kernel (the path of devices that cannot)
-  int staged = 0;              // 1: the staged kernel (plan blocks copied into shared memory,
-                               // reduce.cu) wherever it applies (sm_90+, f32/f64 sums, operands
-                               // 16-byte aligned); -1: the register kernel above, always
+  int staged = 0;              // which sum kernel, decided apart from the fields above (a
+                               // forced shape does not turn the staged kernel off): 0: the
+                               // default (by dtype, kind and size); 1: the staged kernel (plan
+                               // blocks copied into shared memory, reduce.cu) wherever it
+                               // applies (sm_90+, f32/f64, operands 16-byte aligned, the device
+                               // allowing its shared memory), else the register kernel; -1: the
+                               // register kernel, always
   int stage_slots = 0;         // the staged kernel's ring: 8 KiB pieces in flight a warp, 2 or 3
   int stage_run = 0;           // the staged kernel's plan blocks a warp in a unit of 8 warps:
-                               // 1, 2, 4 or 8; 0: the default (reduce.cu: staged_units)
+                               // 1, 2, 4 or 8 (raised where a CUDA block's units would not fit
+                               // its shared memory); 0: the default (reduce.cu: staged_units)
 };
 
 // The (lanes_per_thread, loads) pairs that are built, for benchmarks and tests.
@@ -56,8 +61,8 @@ ReduceTuning default_reduce_tuning(plan::Kind kind, DType dtype, std::size_t n, 
 
 // Tests and benchmarks (not public API): every later call uses `tuning` (its non-zero
 // fields, and run_blocks as it is; all zero restores the defaults). Any value must give the same bits. Throws
-// ew::Error(invalid_argument) for a shape that is not built or a run size that is not a
-// power of two.
+// ew::Error(invalid_argument) for a shape that is not built, a run size that is not a power
+// of two, or a staged / stage_slots / stage_run value out of its range.
 void set_reduce_tuning(const ReduceTuning& tuning);
 
 }  // namespace ew::detail::cuda

@@ -222,8 +222,9 @@ bool run_device(ew::Context& ctx, What w, std::size_t n, int reps, const T* x, c
   return same;
 }
 
-// The tunings the sweep measures: every built shape on the default grid rule, then the
-// default shape with other run sizes and grid caps.
+// The tunings the sweep measures, all on the register kernel (its shapes, run sizes and grid
+// caps; the staged kernel has its own rows in the device-result form): every built shape on
+// the default grid rule, then the default shape with other run sizes and grid caps.
 template <class T>
 std::vector<std::pair<std::string, ew::detail::cuda::ReduceTuning>> sweep_tunings(What w, std::size_t n, int sm_count) {
   namespace tune = ew::detail::cuda;
@@ -236,6 +237,7 @@ std::vector<std::pair<std::string, ew::detail::cuda::ReduceTuning>> sweep_tuning
   for (std::size_t i = 0; i < count; ++i) {
     if (shapes[i].lanes_per_thread * sizeof(T) > 16) continue;  // vectors of at most 16 bytes
     tune::ReduceTuning t;
+    t.staged = -1;
     t.lanes_per_thread = shapes[i].lanes_per_thread;
     t.loads = shapes[i].loads;
     out.emplace_back(std::to_string(t.lanes_per_thread) + " lanes x " + std::to_string(t.loads) + " loads", t);
@@ -243,11 +245,13 @@ std::vector<std::pair<std::string, ew::detail::cuda::ReduceTuning>> sweep_tuning
   const std::string shape = std::to_string(d.lanes_per_thread) + "x" + std::to_string(d.loads);
   for (int runs : {8, 16, 32, 64}) {
     tune::ReduceTuning t;
+    t.staged = -1;
     t.lanes_per_thread = d.lanes_per_thread, t.loads = d.loads, t.runs_per_sm = runs;
     out.emplace_back(shape + " runs/SM " + std::to_string(runs), t);
   }
   for (int ctas : {1, 2, 4}) {
     tune::ReduceTuning t;
+    t.staged = -1;
     t.lanes_per_thread = d.lanes_per_thread, t.loads = d.loads, t.ctas_per_sm = ctas;
     out.emplace_back(shape + " grid " + std::to_string(ctas) + " CTA/SM", t);
   }

@@ -28,7 +28,8 @@
 # reduction tests, the sanitizers on them and on the staged kernel's tests, the kernels'
 # registers, then ew-cuda-reduce-bench --device-result at 2^20..2^28, warm and --cold, twice
 # each (each run has both kernels forced beside the default, cub, cuBLAS and the atomic
-# variants) and reduce_ratios.py over them (ratios.txt). About 7 minutes on an H100.
+# variants) and reduce_ratios.py over them (ratios.txt). About 4-5 minutes (207-307 s on an H100
+# and an H200, 2026-11-26).
 # Usage, from the repository root on a GPU machine (see docs/gpu.md):
 #   bash bench/cuda/reduce_check.sh [--no-bench | --quick | --expr-only | --extrema-only | --kernels] [extra CMake arguments]
 set -uo pipefail

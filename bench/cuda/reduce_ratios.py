@@ -6,6 +6,8 @@ launches), cuBLAS's likewise (dot), and the cost of reproducibility, the library
 the "atomic (not reproducible)" variant's, minus 1, and over the fastest of that variant's
 forms with 4, 2 or 1 loads in flight ("best"); the same cost for the library's sum kernels
 forced (the register kernel, the staged kernel with 2 and 3 slots, units of 8 and 32 plan blocks).
+For norm2 (no atomic variant): the default, the register kernel and the staged kernel against
+cub and cuBLAS, and the register kernel's time over the other two.
 Usage: python3 bench/cuda/reduce_ratios.py FILE.csv [...]
 """
 import collections
@@ -28,7 +30,20 @@ def main(paths):
         for key in sorted(rows):
             red, dtype, n = key
             m = rows[key]
-            if red == 'norm2' or 'ew cuda (default)' not in m:
+            if 'ew cuda (default)' not in m:
+                continue
+            if red == 'norm2':
+                # No atomic variant: the library's kernels against cub, cuBLAS and each other.
+                reg = m.get('ew cuda (register kernel)')
+                line = f'{red} {dtype} 2^{n.bit_length() - 1}:'
+                for name in ('default', 'register kernel', 'staged, 2 slots'):
+                    t = m.get(f'ew cuda ({name})')
+                    if t:
+                        line += f' {name}:' + ''.join(f' {p} {m[k] / t:.3f}' for p, k in (('cub', 'cub::DeviceReduce'), ('cublas', 'cublas dot/nrm2')) if k in m)
+                        if reg and name != 'register kernel':
+                            line += f' (register/this {reg / t:.3f})'
+                        line += ';'
+                print(line)
                 continue
             ours, plain = m['ew cuda (default)'], m.get('ew cuda (plain launches)')
             cub, cublas = m.get('cub::DeviceReduce'), m.get('cublas dot/nrm2')
