@@ -1062,7 +1062,6 @@ ReduceResult Reducer::run(const ReduceCall& c, cudaStream_t stream, int sm_count
   l.stream = stream;
   l.dependent = major_ >= 9 && t.dependent_launch == 0;
   l.blocks = plan::block_count(c.n);
-  std::size_t partial_count = 0;  // per accumulator (3 reserved)
   if (extremum) {
     // One wave: the CUDA blocks that fit on the GPU share the plan blocks evenly (a forced
     // run size is the plan blocks per CUDA block instead; the grid cap does not apply), at
@@ -1074,9 +1073,8 @@ ReduceResult Reducer::run(const ReduceCall& c, cudaStream_t stream, int sm_count
     l.run_blocks = per_cta < most ? per_cta : most;
     per_cta = l.run_blocks;
     l.runs = l.ctas = (l.blocks + per_cta - 1) / per_cta;
-    partial_count = l.runs;
   } else if (staged_launch(l, c, t, sms * static_cast<std::size_t>(staged_blocks(c, t)))) {
-    partial_count = l.runs;  // the units' nodes
+    // The staged kernel: its runs are units of plan blocks, a partial (node) each.
   } else {
     const std::size_t lanes = static_cast<std::size_t>(t.lanes_per_thread);
     std::size_t run = t.run_blocks;
@@ -1096,11 +1094,9 @@ ReduceResult Reducer::run(const ReduceCall& c, cudaStream_t stream, int sm_count
     const std::size_t align = lanes * size_of(c.dtype);
     l.vector_ok = reinterpret_cast<std::uintptr_t>(c.x) % align == 0 &&
                   (c.kind != Kind::dot || reinterpret_cast<std::uintptr_t>(c.y) % align == 0);
-    partial_count = l.runs;
   }
   if (l.ctas > 0x7fffffffu) throw Error(Errc::size_overflow, "cuda reduction: too many elements for one grid");
-  const std::size_t partial_bytes = partial_count * 3 * sizeof(double),
-                    index_bytes = l.runs * sizeof(unsigned long long);
+  const std::size_t partial_bytes = l.runs * 3 * sizeof(double), index_bytes = l.runs * sizeof(unsigned long long);
   // Workspace sizes are kept when the stream is idle: a larger one is made after a sync.
   if (sizeof(Header) + partial_bytes + index_bytes > workspace_bytes_) {
     check(cudaStreamSynchronize(stream), "cudaStreamSynchronize before growing the reduction workspace");
