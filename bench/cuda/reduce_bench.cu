@@ -34,7 +34,9 @@
 // library returns them) next to cub::DeviceReduce::ArgMin / ArgMax, f32 and f64; GB/s counts
 // the array read once. Each size has its single extremes far into the array: both methods
 // must return their indices (exit 1 otherwise; the data hold no NaN, where the rules differ).
-//   ew-cuda-reduce-bench [--sizes 20..28] [--reps 30] [--csv FILE] [--device-result [--cold] | --sweep | --extrema]
+// --only LIST: the reductions (sum, dot, norm2) and dtypes (f32, f64) named in the comma-separated
+// LIST (a kind of name left out: all of that kind), e.g. --only sum,f32 for a profiler's run.
+//   ew-cuda-reduce-bench [--sizes 20..28] [--reps 30] [--csv FILE] [--only LIST] [--device-result [--cold] | --sweep | --extrema]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -264,9 +266,15 @@ std::size_t cold_copies(std::size_t bytes, std::size_t l2_bytes) {
   return std::max<std::size_t>(1, (3 * l2_bytes + bytes - 1) / bytes);
 }
 
+// The reductions a run measures (--only; every one by default).
+struct Only {
+  bool sum = true, dot = true, norm2 = true;
+  bool has(What w) const { return w == What::sum ? sum : w == What::dot ? dot : norm2; }
+};
+
 template <class T>
 bool sweep(ew::Context& ctx, const std::vector<int>& exponents, int reps, FILE* csv, bool device_result, bool tunings,
-           bool cold) {
+           bool cold, const Only& only) {
   int sm_count = 0, device = 0, l2 = 0;
   check(cudaGetDevice(&device), "cudaGetDevice");
   check(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
@@ -292,7 +300,7 @@ bool sweep(ew::Context& ctx, const std::vector<int>& exponents, int reps, FILE* 
       check(cudaMemcpy(y.data() + c * n, y.data(), n * sizeof(T), cudaMemcpyDeviceToDevice), "cudaMemcpy");
     }
     for (What w : ew::bench::all_reductions) {
-      if (tunings && w == What::norm2) continue;
+      if ((tunings && w == What::norm2) || !only.has(w)) continue;
       if (tunings) {
         same &= run_device<T>(ctx, w, n, reps, x.data(), y.data(), copies, result.data(), csv,
                               sweep_tunings<T>(w, n, sm_count), "sweep");
@@ -396,6 +404,8 @@ bool extrema(ew::Context& ctx, const std::vector<int>& exponents, int reps, FILE
 int main(int argc, char** argv) {
   int lo = 20, hi = 28, reps = 30;
   bool device_result = false, tunings = false, sizes_given = false, cold = false, extremes = false;
+  bool f32 = true, f64 = true;
+  Only only;
   const char* csv_path = nullptr;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -413,10 +423,17 @@ int main(int argc, char** argv) {
       cold = true;
     } else if (a == "--extrema") {
       extremes = true;
+    } else if (a == "--only" && i + 1 < argc) {
+      const std::string list = "," + std::string(argv[++i]) + ",";
+      const auto named = [&](const char* what) { return list.find("," + std::string(what) + ",") != std::string::npos; };
+      only = {named("sum"), named("dot"), named("norm2")};
+      f32 = named("f32") || !named("f64");
+      f64 = named("f64") || !named("f32");
+      if (!only.sum && !only.dot && !only.norm2) only = {};
     } else {
       std::fprintf(stderr,
                    "usage: ew-cuda-reduce-bench [--sizes LO..HI (log2, 0..31)] [--reps N] [--csv FILE] "
-                   "[--device-result [--cold] | --sweep | --extrema]\n");
+                   "[--only sum,dot,norm2,f32,f64] [--device-result [--cold] | --sweep | --extrema]\n");
       return a == "--help" ? 0 : 2;
     }
   }
@@ -455,8 +472,8 @@ int main(int argc, char** argv) {
                                               : "value on the host after every call, steady_clock per call");
     FILE* csv = csv_path ? std::fopen(csv_path, "w") : nullptr;
     if (csv) std::fprintf(csv, "reduction,dtype,n,method,form,seconds,gbps,value,bits_vs_default\n");
-    bool same = sweep<float>(ctx, exponents, reps, csv, device_result, tunings, cold);
-    same &= sweep<double>(ctx, exponents, reps, csv, device_result, tunings, cold);
+    bool same = !f32 || sweep<float>(ctx, exponents, reps, csv, device_result, tunings, cold, only);
+    if (f64) same &= sweep<double>(ctx, exponents, reps, csv, device_result, tunings, cold, only);
     if (csv) std::fclose(csv);
     if (!same) {
       std::fprintf(stderr, "ew-cuda-reduce-bench: a tuning gave other bits than the default\n");
