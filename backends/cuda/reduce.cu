@@ -72,14 +72,17 @@ constexpr int default_runs_per_sm = 0;   // 0: as many runs as warps fit on an S
 // (2^24..2^26) lost up to 6 %.
 constexpr std::size_t default_longest_run = 64;
 constexpr int default_ctas_per_sm = -1;  // no cap: one warp per run
-// The staged kernel where it measured faster on both an H100 and an H200 (2026-11-26,
-// docs/PERFORMANCE.md, "Eleventh round"): the scaled 2-norm of f64 data, whose three
-// accumulators a lane make the register kernel spill (1.02-1.29x it from 2^21: from 4 plan
-// blocks per SM), and the f64 dot from 2^23 to 2^27 (16 to 512 plan blocks per SM: 1.00-1.05x);
-// with a ring of 2 pieces a warp (3 read up to 4.5 % slower at 2^24..2^28). Elsewhere it read up to 15 % slower
-// than the register kernel in the f32 sums, and 0.99-1.01x it in the f64 sum at 2^24..2^28.
-constexpr std::size_t staged_norm2_f64_from = 4;  // plan blocks per SM
-constexpr std::size_t staged_dot_f64_from = 16, staged_dot_f64_below = 512;
+// The staged kernel where it measured faster on both an H100 and an H200 (2026-11-27,
+// docs/PERFORMANCE.md, "Twelfth round"; plan blocks per SM, 2^22 being 15.5 of them on 132
+// SMs): the scaled 2-norm of f64 data, whose three accumulators a lane make the register
+// kernel spill, from 2^22 (1.01-1.45x it); the f64 dot from 2^23 to 2^27 (1.00-1.05x); the f64
+// sum from 2^24 (1.00-1.02x); the f32 sum at 2^24..2^25 (1.00-1.02x). Below 2^22 its batches and
+// unrolled walk cost up to 2 us a call; the f32 dot read 1-2 % slower on the H200.
+struct StagedRange {
+  std::size_t from, below;
+};
+constexpr StagedRange staged_norm2_f64{12, ~std::size_t(0)}, staged_dot_f64{16, 512},
+    staged_sum_f64{48, ~std::size_t(0)}, staged_sum_f32{32, 256};
 constexpr int default_stage_slots = 2;
 // ... and units of plan blocks for at most this many unit nodes (the last CUDA block's work;
 // sum_kernel's runs: 2048 at 2^28): R = 1 to 2^26, 2 at 2^27, 4 at 2^28.
@@ -229,6 +232,21 @@ __device__ __forceinline__ double threads_tree(double v, int q) {
   }
   return v;
 }
+
+// The levels of the canonical tree over a warp's 32 lane nodes from offset O on (the lower
+// levels already taken): lane l adds lane l + o's node where it is a left node, the root
+// of the nodes congruent to l mod O in lane l < O.
+template <int O>
+__device__ __forceinline__ double threads_tree_from(double v, int lane) {
+#pragma unroll
+  for (int offset = O; offset < 32; offset *= 2) {
+    const double other = __shfl_down_sync(0xffffffffu, v, offset);
+    if ((lane & offset) == 0) v = plan::add(v, other);
+  }
+  return v;
+}
+
+__host__ __device__ constexpr int log2_of(std::size_t v) { return v > 1 ? 1 + log2_of(v / 2) : 0; }
 
 // True in the last CUDA block of the grid to get here. Thread 0's count is a release of
 // every partial this CUDA block wrote (the barrier orders its warps' stores before it) and
@@ -462,24 +480,53 @@ __global__ void __launch_bounds__(threads_per_cta)
 // grid-stride order, so that the whole GPU reads one window of the array at a time, and
 // warp w of a CUDA block takes the unit's plan blocks R w .. R w + R - 1. Each warp's lane 0
 // has the copy engine bring its plan blocks into shared memory in contiguous 8 KiB pieces
-// (cp.async.bulk) through a ring of `slots` pieces, the next ones in flight while this one
-// is walked: lane j adds its column row by row, in the plan's order. A bench-only kernel of
-// that reading order ran at the grid-stride kernel's speed (docs/PERFORMANCE.md, "tenth
-// round"); this one, with the plan's tree, is the default where the register kernel's
-// registers are short (default_reduce_tuning).
+// (cp.async.bulk) through a ring of `slots` pieces. Lane j copies its column of a piece
+// into registers, the slot goes back to the copy engine, and then lane j adds the column
+// row by row, in the plan's order: a slot is held only while it is read. (Held through the
+// adds as well, each slot spent that time out of flight, and the kernel read 10 % slower
+// than a bench-only kernel of the same order at 2^24 on an H200, 5 % with the registers;
+// docs/PERFORMANCE.md, "twelfth round".)
 //
-// The tree: a plan block's lanes by the lane tree, a warp's R plan blocks by shuffles into
-// the warp's node of the unit, kept in shared memory; when every warp is done, the CUDA
-// block combines each of its units' 8 warp nodes and writes the unit's node, and the last
-// CUDA block combines the units' nodes as sum_kernel combines its runs'. No fence while the
-// array is read: a fence at gpu scope waits for the warp's copies in flight (a first form,
-// with an acq_rel count a plan block, read 7-42 % slower than the register kernel on an
-// H200; a barrier of the CUDA block a unit read as fast as this form; docs/PERFORMANCE.md).
+// The tree: the lane trees of a warp's plan blocks 8 at a time (lane_trees), a warp's R
+// plan blocks by shuffles into the warp's node of the unit, kept in shared memory; when
+// every warp is done, the CUDA block combines each of its units' 8 warp nodes and writes
+// the unit's node, and the last CUDA block combines the units' nodes as sum_kernel
+// combines its runs'. No fence while the array is read: a fence at gpu scope waits for
+// the warp's copies in flight (a first form, with an acq_rel count a plan block, read
+// 7-42 % slower than the register kernel on an H200; docs/PERFORMANCE.md, "eleventh round").
+// It is the default where it measured faster than the register kernel
+// (default_reduce_tuning).
 constexpr unsigned piece_bytes = 8 << 10;
 constexpr int max_stage_slots = 3;  // 8 warps x 3 x 8 KiB = 192 KiB, + the unit space: 208 KiB of an SM's 227
 constexpr int max_stage_run = 8;    // plan blocks a warp in a unit
 constexpr std::size_t unit_space_bytes = 16 << 10;  // the warps' nodes of a CUDA block's units
 constexpr std::size_t unit_space_doubles = unit_space_bytes / sizeof(double) / warps_per_cta;  // a warp
+
+// The lane trees of B plan blocks at once (B a power of two, at most 32): v[p] is this
+// lane's partial of plan block p; returns plan block p's root in lane p (p < B). The tree
+// is the lane tree of each plan block (threads_tree<32>), but its lowest log2 B levels
+// share their shuffles: at offset o = 1, 2, .., B/2 the lanes l and l ^ o hold the same
+// plan blocks' nodes, and the lower lane keeps the first half of them, the upper the
+// second, each adding its partner's node of the half it keeps (the lower lane's node on
+// the left, as in the plan). Then each lane holds one node, of plan block
+// bit-reverse(l mod B), and the levels from offset B on are plain shuffles. B plan blocks
+// cost 2 B - 1 + log2(32 / B) adds and as many shuffles, instead of 5 B each.
+template <int B>
+__device__ __forceinline__ double lane_trees(double (&v)[B], int lane) {
+#pragma unroll
+  for (int o = 1, h = B / 2; h >= 1; o *= 2, h /= 2) {
+    const bool upper = (lane & o) != 0;
+#pragma unroll
+    for (int j = 0; j < h; ++j) {
+      const double keep = upper ? v[j + h] : v[j];
+      const double got = __shfl_xor_sync(0xffffffffu, upper ? v[j] : v[j + h], o);
+      v[j] = upper ? plan::add(got, keep) : plan::add(keep, got);
+    }
+  }
+  double root = threads_tree_from<B>(v[0], lane);
+  if constexpr (B > 1) root = __shfl_sync(0xffffffffu, root, static_cast<int>(__brev(static_cast<unsigned>(lane)) >> (32 - log2_of(B))));
+  return root;
+}
 
 template <Kind kind, class T>
 __global__ void __launch_bounds__(threads_per_cta)
@@ -497,82 +544,100 @@ __global__ void __launch_bounds__(threads_per_cta)
   __shared__ __align__(8) unsigned long long barriers[warps_per_cta][max_stage_slots];
   __shared__ double warp_nodes[3][warps_per_cta];
   __shared__ bool last;
-  const std::size_t run = std::size_t(1) << run_log2, unit_blocks = warps_per_cta * run;
-  const std::size_t units = (blocks + unit_blocks - 1) / unit_blocks, ctas = gridDim.x;
+  const std::size_t run = std::size_t(1) << run_log2, unit_blocks = std::size_t(warps_per_cta) << run_log2;
+  const std::size_t units = (blocks + unit_blocks - 1) >> (log2_of(warps_per_cta) + run_log2), ctas = gridDim.x;
   wait_for_previous_grid();  // as sum_kernel
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   const int lane = static_cast<int>(threadIdx.x % 32), warp = static_cast<int>(threadIdx.x / 32);
   const std::size_t full = n / plan::block_elements;
-  // This warp's j-th plan block, in the order it reads them: unit blockIdx.x + (j / R) ctas.
-  const auto block_of = [&](std::size_t j) {
-    return (blockIdx.x + (j >> run_log2) * ctas) * unit_blocks + warp * run + (j & (run - 1));
-  };
-  // The pieces of its full plan blocks (a prefix of that order), `pieces` a plan block.
-  std::size_t count = 0;
-  for (std::size_t u = blockIdx.x; u < units; u += ctas) {
-    const std::size_t b = u * unit_blocks + warp * run;
-    count += b < full ? (full - b < run ? full - b : run) * pieces : 0;
-  }
+  // This warp's plan blocks, in the order it reads them: its j-th is unit blockIdx.x + (j / R) ctas's
+  // plan block R warp + j mod R, increasing in j, so that its full plan blocks come first.
+  const std::size_t first = blockIdx.x * unit_blocks + warp * run, stride = ctas * unit_blocks;
+  const auto block_of = [&](std::size_t j) { return first + (j >> run_log2) * stride + (j & (run - 1)); };
   unsigned char* ring = ring_space + static_cast<std::size_t>(warp) * slots * piece_bytes;
   // The warps' nodes of this CUDA block's i-th unit: accumulator c of warp v at [(i w + c) 8 + v].
   double* unit_space = reinterpret_cast<double*>(ring_space + std::size_t(warps_per_cta) * slots * piece_bytes);
   const auto barrier = [&](int slot) { return bulk::shared_address(&barriers[warp][slot]); };
-  const auto issue = [&](std::size_t k, int slot) {  // piece k into the ring's slot
-    const std::size_t element = block_of(k / pieces) * plan::block_elements + k % pieces * piece_rows * plan::lanes;
+  // Piece k (of the warp's full plan blocks, `pieces` a plan block) into the ring's slot, where
+  // there is such a piece: the full plan blocks are a prefix of the warp's order.
+  const auto issue = [&](std::size_t k, int slot) {
+    const std::size_t b = block_of(k / pieces);
+    if (b >= full) return;
+    const std::size_t element = b * plan::block_elements + k % pieces * piece_rows * plan::lanes;
     const unsigned dst = bulk::shared_address(ring + slot * piece_bytes);
+    bulk::fence_to_copy_engine();  // the slot's reads (or the barriers' init) before the copy engine's writes
     bulk::expect_bytes(barrier(slot), arrays * array_bytes);
     bulk::load(dst, x + element, array_bytes, barrier(slot));
     if constexpr (two) bulk::load(dst + array_bytes, y + element, array_bytes, barrier(slot));
   };
   if (lane == 0) {
     for (int slot = 0; slot < slots; ++slot) bulk::init_barrier(barrier(slot));
-    bulk::fence_to_copy_engine();
-    for (int slot = 0; slot < slots && static_cast<std::size_t>(slot) < count; ++slot) issue(slot, slot);
+    for (int slot = 0; slot < slots; ++slot) issue(slot, slot);
   }
   __syncwarp();
 
+  // Batches of 8 of the warp's plan blocks (8 / R units): each walked into its lanes' partials,
+  // then the 8 lane trees at once, then each unit's warp node.
+  constexpr int batch = 8;
+  static_assert(batch % max_stage_run == 0, "a batch holds whole units");
   std::size_t k = 0;    // the next piece
   int slot = 0;         // k % slots
   unsigned phase = 0;   // (k / slots) % 2: the slot's mbarrier phase
-  for (std::size_t u = blockIdx.x, i = 0; u < units; u += ctas, ++i) {
-    const std::size_t first = u * unit_blocks + warp * run;
-    const int present = first < blocks ? static_cast<int>(blocks - first < run ? blocks - first : run) : 0;
-    double mine[3] = {0.0, 0.0, 0.0};  // lane r: plan block first + r's partial
-    for (int r = 0; r < present; ++r) {
+  for (std::size_t j0 = 0; blockIdx.x + (j0 >> run_log2) * ctas < units; j0 += batch) {
+    double part[batch][w];  // part[batch - 1 - p]: plan block j0 + p's lane partials (a shift register)
+#pragma unroll 1
+    for (int p = 0; p < batch; ++p) {
+      const std::size_t b = block_of(j0 + p);
       double acc[3] = {0.0, 0.0, 0.0};
-      if (first + r < full) {
-        for (int p = 0; p < pieces; ++p, ++k) {
+      if (b < full) {
+        for (int piece = 0; piece < pieces; ++piece, ++k) {
+          // The piece's rows of this lane into registers, the slot refilled, then the adds: the
+          // slot is out of the copy engine's hands only while it is read, not while it is added
+          // (a ring of two holds each slot for its copy's latency plus that time, and the warp's
+          // bytes in flight are what the memory's latency leaves them).
           bulk::wait(barrier(slot), phase);
           const T* a = reinterpret_cast<const T*>(ring + slot * piece_bytes);
-#pragma unroll 8
-          for (int row = 0; row < piece_rows; ++row)
-            accumulate<kind, T>(acc, a[row * plan::lanes + lane], two ? a[(piece_rows + row) * plan::lanes + lane] : T(0));
-          __syncwarp();  // every lane has read the slot before the copy engine refills it
-          if (lane == 0 && k + slots < count) {
-            bulk::fence_to_copy_engine();
-            issue(k + slots, slot);
+          T xr[piece_rows], yr[two ? piece_rows : 1];
+#pragma unroll
+          for (int row = 0; row < piece_rows; ++row) {
+            xr[row] = a[row * plan::lanes + lane];
+            if constexpr (two) yr[row] = a[(piece_rows + row) * plan::lanes + lane];
           }
+          __syncwarp();  // every lane has read the slot before the copy engine refills it
+          if (lane == 0) issue(k + slots, slot);
           if (++slot == slots) slot = 0, phase ^= 1u;
+#pragma unroll
+          for (int row = 0; row < piece_rows; ++row) accumulate<kind, T>(acc, xr[row], two ? yr[row] : T(0));
         }
-      } else {
+      } else if (b < blocks) {
         // The short last plan block: read in place, element by element in each lane's order.
-        for (std::size_t e = (first + r) * plan::block_elements + lane; e < n; e += plan::lanes)
+        for (std::size_t e = b * plan::block_elements + lane; e < n; e += plan::lanes)
           accumulate<kind, T>(acc, x[e], two ? y[e] : T(0));
       }
 #pragma unroll
-      for (int c = 0; c < w; ++c) {
-        const double node = __shfl_sync(0xffffffffu, threads_tree<plan::lanes>(acc[c], lane), 0);
-        if (lane == r) mine[c] = node;
-      }
+      for (int q = batch - 1; q > 0; --q)
+#pragma unroll
+        for (int c = 0; c < w; ++c) part[q][c] = part[q - 1][c];
+#pragma unroll
+      for (int c = 0; c < w; ++c) part[0][c] = acc[c];
     }
-    // The warp's node (its R plan blocks' tree, cut where the plan blocks end), then the unit's.
+    // Lane p < 8: plan block j0 + p's root, the R - 1 levels of its unit's warp node (cut where
+    // the unit's plan blocks end), the node written by the unit's first lane.
+    const std::size_t i = (j0 + lane % batch) >> run_log2;  // the CUDA block's unit
+    const int r = lane & static_cast<int>(run - 1);
+    const std::size_t unit_first = first + i * stride;
+    const int present = unit_first < blocks ? static_cast<int>(blocks - unit_first < run ? blocks - unit_first : run) : 0;
 #pragma unroll
     for (int c = 0; c < w; ++c) {
+      double v[batch];
+#pragma unroll
+      for (int p = 0; p < batch; ++p) v[p] = part[batch - 1 - p][c];
+      double node = lane_trees<batch>(v, lane);
       for (int o = 1; o < static_cast<int>(run); o *= 2) {
-        const double other = __shfl_down_sync(0xffffffffu, mine[c], o);
-        if ((lane & (2 * o - 1)) == 0 && lane + o < present) mine[c] = plan::add(mine[c], other);
+        const double other = __shfl_down_sync(0xffffffffu, node, o);
+        if ((r & (2 * o - 1)) == 0 && r + o < present) node = plan::add(node, other);
       }
-      if (lane == 0) unit_space[(i * w + c) * warps_per_cta + warp] = mine[c];
+      if (lane < batch && r == 0 && blockIdx.x + i * ctas < units) unit_space[(i * w + c) * warps_per_cta + warp] = node;
     }
   }
   // The units' nodes, a thread each: the tree of the unit's warp nodes, cut where its plan
@@ -580,7 +645,7 @@ __global__ void __launch_bounds__(threads_per_cta)
   __syncthreads();
   for (std::size_t u = blockIdx.x + threadIdx.x * ctas, i = threadIdx.x; u < units;
        u += threads_per_cta * ctas, i += threads_per_cta) {
-    const std::size_t m = (blocks - u * unit_blocks + run - 1) / run;  // warps with plan blocks
+    const std::size_t m = (blocks - u * unit_blocks + run - 1) >> run_log2;  // warps with plan blocks
 #pragma unroll
     for (int c = 0; c < w; ++c) {
       double v[warps_per_cta];
@@ -961,9 +1026,12 @@ ReduceTuning default_reduce_tuning(Kind kind, DType dtype, std::size_t n, int sm
   t.dependent_launch = 0;
   t.mapped_result = 0;
   const std::size_t per_sm = plan::block_count(n) / sms;
-  const bool staged = dtype == DType::f64 && ((kind == Kind::norm2 && per_sm >= staged_norm2_f64_from) ||
-                                              (kind == Kind::dot && per_sm >= staged_dot_f64_from &&
-                                               per_sm < staged_dot_f64_below));
+  const auto in = [per_sm](StagedRange r) { return per_sm >= r.from && per_sm < r.below; };
+  const bool staged = dtype == DType::f64   ? (kind == Kind::norm2 && in(staged_norm2_f64)) ||
+                                                (kind == Kind::dot && in(staged_dot_f64)) ||
+                                                (kind == Kind::sum && in(staged_sum_f64))
+                      : dtype == DType::f32 ? kind == Kind::sum && in(staged_sum_f32)
+                                            : false;
   t.staged = staged ? 1 : -1;
   t.stage_slots = default_stage_slots;
   // Units of 8 R plan blocks: the smallest R with at most staged_units of them.
