@@ -82,7 +82,7 @@ struct StagedRange {
   std::size_t from, below;
 };
 constexpr StagedRange staged_norm2_f64{12, ~std::size_t(0)}, staged_dot_f64{16, 512},
-    staged_sum_f64{48, ~std::size_t(0)}, staged_sum_f32{32, 256};
+    staged_sum_f64{48, ~std::size_t(0)}, staged_sum_f32{32, 192};
 constexpr int default_stage_slots = 2;
 // ... and units of plan blocks for at most this many unit nodes (the last CUDA block's work;
 // sum_kernel's runs: 2048 at 2^28): R = 1 to 2^26, 2 at 2^27, 4 at 2^28.
