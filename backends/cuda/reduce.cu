@@ -75,9 +75,9 @@ constexpr int default_ctas_per_sm = -1;  // no cap: one warp per run
 // The staged kernel where it measured faster on both an H100 and an H200 (2026-11-27,
 // docs/PERFORMANCE.md, "Twelfth round"; plan blocks per SM, 2^22 being 15.5 of them on 132
 // SMs): the scaled 2-norm of f64 data, whose three accumulators a lane make the register
-// kernel spill, from 2^22 (1.01-1.45x it); the f64 dot from 2^23 to 2^27 (1.00-1.05x); the f64
-// sum from 2^24 (1.00-1.02x); the f32 sum at 2^24..2^25 (1.00-1.02x). Below 2^22 its batches and
-// unrolled walk cost up to 2 us a call; the f32 dot read 1-2 % slower on the H200.
+// kernel spill, from 2^22 (1.01-1.46x it); the f64 dot from 2^23 to 2^27 (1.01-1.05x); the f64
+// sum from 2^24 (1.00-1.03x); the f32 sum at 2^24..2^25 (1.00-1.03x; 2^26 read 2 % slower on
+// the H200). Below 2^22 it took 0.5-2.6 us more a call; the f32 dot read 0-2 % slower on the H200.
 struct StagedRange {
   std::size_t from, below;
 };
@@ -510,7 +510,8 @@ constexpr std::size_t unit_space_doubles = unit_space_bytes / sizeof(double) / w
 // second, each adding its partner's node of the half it keeps (the lower lane's node on
 // the left, as in the plan). Then each lane holds one node, of plan block
 // bit-reverse(l mod B), and the levels from offset B on are plain shuffles. B plan blocks
-// cost 2 B - 1 + log2(32 / B) adds and as many shuffles, instead of 5 B each.
+// cost B - 1 + log2(32 / B) adds and one shuffle more (9 and 10 for B = 8), where a tree
+// after every plan block cost 5 B adds and 6 B shuffles.
 template <int B>
 __device__ __forceinline__ double lane_trees(double (&v)[B], int lane) {
 #pragma unroll
@@ -591,10 +592,7 @@ __global__ void __launch_bounds__(threads_per_cta)
       double acc[3] = {0.0, 0.0, 0.0};
       if (b < full) {
         for (int piece = 0; piece < pieces; ++piece, ++k) {
-          // The piece's rows of this lane into registers, the slot refilled, then the adds: the
-          // slot is out of the copy engine's hands only while it is read, not while it is added
-          // (a ring of two holds each slot for its copy's latency plus that time, and the warp's
-          // bytes in flight are what the memory's latency leaves them).
+          // The lane's column into registers and the slot refilled before the adds (above).
           bulk::wait(barrier(slot), phase);
           const T* a = reinterpret_cast<const T*>(ring + slot * piece_bytes);
           T xr[piece_rows], yr[two ? piece_rows : 1];
