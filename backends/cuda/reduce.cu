@@ -1001,8 +1001,17 @@ bool staged_launch(Launch& l, const ReduceCall& c, const ReduceTuning& t, std::s
 
 std::mutex forced_mutex;
 ReduceTuning forced;
+thread_local SumKernel last_sum = SumKernel::none;
 
 }  // namespace
+
+SumKernel last_sum_kernel() { return last_sum; }
+
+bool staged_kernel_supported() {
+  int device = 0, major = 0;
+  return cudaGetDevice(&device) == cudaSuccess &&
+         cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess && major >= 9;
+}
 
 const ReduceShape* reduce_shapes(std::size_t* count) {
   *count = sizeof(shapes) / sizeof(shapes[0]);
@@ -1196,6 +1205,7 @@ ReduceResult Reducer::run(const ReduceCall& c, cudaStream_t stream, int sm_count
     default: e = extremum ? launch_extremum<double>(c, l) : l.slots ? launch_staged<double>(c, l) : launch_sums<double>(c, l, shape);
   }
   check(e, "reduction kernel launch");
+  if (!extremum) last_sum = l.slots ? SumKernel::staged : SumKernel::registers;
   if (c.result) return {0.0, 0, true};  // the kernel stores it; nothing to wait for
   if (!mapped)
     check(cudaMemcpyAsync(host_result_, l.header, sizeof(Header), cudaMemcpyDeviceToHost, stream),

@@ -65,4 +65,11 @@ ReduceTuning default_reduce_tuning(plan::Kind kind, DType dtype, std::size_t n, 
 // of two, or a staged / stage_slots / stage_run value out of its range.
 void set_reduce_tuning(const ReduceTuning& tuning);
 
+// Which sum kernel the calling thread's last sum, asum, dot or 2-norm on cuda launched, and
+// whether the current device can run the staged one (sm_90+). Test hooks: both kernels give
+// the same bits, so only these tell that a forced kernel ran.
+enum class SumKernel { none, registers, staged };
+SumKernel last_sum_kernel();
+bool staged_kernel_supported();
+
 }  // namespace ew::detail::cuda

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <limits>
+#include <utility>
 #include <algorithm>
 #include <memory>
 #include <string>
@@ -110,6 +112,32 @@ std::vector<T> cancelling_vector(std::size_t n) {
     std::shuffle(v.begin(), v.end(), rng());
     return v;
   }
+}
+
+// x and y of special_size + 4 random elements with special values in x, by pattern
+// (0..special_patterns - 1): NaN in two plan blocks; infinities of both signs; one
+// infinity; zeros of both signs only; the largest and smallest values (f64: 1e300,
+// 1e-310, the 2-norm's big and small classes; f32 takes them rounded: infinities and
+// zero); an infinity, a NaN and the opposite infinity at both ends.
+inline constexpr std::size_t special_size = 5 * B + 77;
+inline constexpr int special_patterns = 6;
+template <class T>
+std::pair<std::vector<T>, std::vector<T>> special_vectors(std::size_t n, int pattern) {
+  std::vector<T> x = random_vector<T>(n), y = random_vector<T>(n);
+  const auto put = [&](std::size_t i, double v) { x[i] = static_cast<T>(v); };
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  const std::size_t last = special_size - 1;
+  switch (pattern) {
+    case 0: put(3 * B + 5, nan), put(B + 2, nan); break;
+    case 1: put(4 * B, inf), put(77, -inf); break;
+    case 2: put(2 * B - 1, inf); break;
+    case 3:
+      for (std::size_t i = 0; i < n; ++i) put(i, (i % 3) ? 0.0 : -0.0);
+      break;
+    case 4: put(B, 1e300), put(2 * B, -1e300), put(5, 1e-310), put(6, 3e38), put(7, -3e38); break;
+    default: put(last, -inf), put(last - 1, nan), put(0, inf); break;
+  }
+  return {std::move(x), std::move(y)};
 }
 
 // The forms that store the value into a span (asynchronous on cuda): the returned value's

@@ -46,25 +46,10 @@ TEST_P(Reduce, SameBitsAsScalarAroundBlockBoundaries) {
 TEST_P(Reduce, SameBitsAsScalarWithSpecialValues) {
   // NaN, infinities of both signs, zeros of both signs, the largest and smallest values,
   // scattered over several blocks: every reduction must agree bit for bit and index.
-  const std::size_t n = 5 * B + 77;
-  for (int pattern = 0; pattern < 6; ++pattern) {
-    std::vector<double> xd = random_vector<double>(n + 4), yd = random_vector<double>(n + 4);
-    std::vector<float> xf = random_vector<float>(n + 4), yf = random_vector<float>(n + 4);
-    const auto put = [&](std::size_t i, double v) {
-      xd[i] = v;
-      xf[i] = static_cast<float>(v);
-    };
-    const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
-    switch (pattern) {
-      case 0: put(3 * B + 5, nan), put(B + 2, nan); break;
-      case 1: put(4 * B, inf), put(77, -inf); break;
-      case 2: put(2 * B - 1, inf); break;
-      case 3:
-        for (std::size_t i = 0; i < n + 4; ++i) put(i, (i % 3) ? 0.0 : -0.0);
-        break;
-      case 4: put(B, 1e300), put(2 * B, -1e300), put(5, 1e-310), put(6, 3e38), put(7, -3e38); break;
-      default: put(n - 1, -inf), put(n - 2, nan), put(0, inf); break;
-    }
+  const std::size_t n = special_size;
+  for (int pattern = 0; pattern < special_patterns; ++pattern) {
+    const auto [xd, yd] = special_vectors<double>(n + 4, pattern);
+    const auto [xf, yf] = special_vectors<float>(n + 4, pattern);
     const std::vector<std::size_t> ns{n, n - 1, B + 3};
     matches_scalar<float>(xf, yf, ns, 3);
     matches_scalar<double>(xd, yd, ns, 3);

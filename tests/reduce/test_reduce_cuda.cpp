@@ -143,28 +143,42 @@ TEST_P(ReduceGrid, DeepCounterGivesTheSameBits) {
 }
 
 // The staged kernel (sm_90+: plan blocks copied into shared memory, units of 8 R plan blocks
-// combined in the CUDA block) at `sizes`, with rings of 2 and 3 pieces and R = 1..8, at offsets that keep the operands
-// 16-byte aligned and at one that does not (the register kernel then, by the copy engine's
-// rule). Elsewhere than sm_90+ the register kernel runs: the bits must hold either way.
+// combined in the CUDA block) on xs and ys at `sizes`, with rings of 2 and 3 pieces and R =
+// 1..8, at offsets that keep the operands 16-byte aligned and at one that does not (the
+// register kernel then, by the copy engine's rule). Elsewhere than sm_90+ the register
+// kernel runs: the bits must hold either way, and each call must have run the kernel the
+// rules name.
 template <class T>
-void staged(Context& ctx, Context& ref, std::initializer_list<std::size_t> sizes) {
-  using ew::detail::cuda::ReduceTuning;
-  const std::size_t total = std::max(sizes) + 16;
-  const std::vector<T> xs = cancelling_vector<T>(total), ys = random_vector<T>(total);
-  Buffer<T> x(ctx, total), y(ctx, total);
-  x.upload(xs.data(), total);
-  y.upload(ys.data(), total);
-  const std::vector<Case<T>> all = cases<T>(ref, xs, ys, sizes, {0, 16 / sizeof(T), 1});
+void staged_on(Context& ctx, Context& ref, const std::vector<T>& xs, const std::vector<T>& ys,
+               std::initializer_list<std::size_t> sizes) {
+  using ew::detail::cuda::SumKernel;
+  constexpr std::size_t aligned = 16 / sizeof(T);
+  Buffer<T> x(ctx, xs.size()), y(ctx, ys.size());
+  x.upload(xs.data(), xs.size());
+  y.upload(ys.data(), ys.size());
+  const std::vector<Case<T>> all = cases<T>(ref, xs, ys, sizes, {0, aligned, 1});
+  const bool here = ew::detail::cuda::staged_kernel_supported();
   for (auto [slots, run] : {std::pair{2, 1}, {3, 1}, {2, 2}, {3, 4}, {2, 8}}) {
-    ReduceTuning t;
+    ew::detail::cuda::ReduceTuning t;
     t.staged = 1;
     t.stage_slots = slots;
     t.stage_run = run;
     ew::detail::cuda::set_reduce_tuning(t);
-    for (const Case<T>& c : all)
-      check_all<T>(ctx, x, y, c, "staged, " + std::to_string(slots) + " slots, units of 8 x " + std::to_string(run));
+    const std::string what = "staged, " + std::to_string(slots) + " slots, units of 8 x " + std::to_string(run);
+    for (const Case<T>& c : all) {
+      check_all<T>(ctx, x, y, c, what);
+      // The last sum check_all ran is the 2-norm, which reads x alone.
+      const SumKernel want = here && c.offset % aligned == 0 ? SumKernel::staged : SumKernel::registers;
+      ASSERT_EQ(ew::detail::cuda::last_sum_kernel(), want) << what << " n=" << c.n << " offset " << c.offset;
+    }
   }
   ew::detail::cuda::set_reduce_tuning({});
+}
+
+template <class T>
+void staged(Context& ctx, Context& ref, std::initializer_list<std::size_t> sizes) {
+  const std::size_t total = std::max(sizes) + 16;
+  staged_on<T>(ctx, ref, cancelling_vector<T>(total), random_vector<T>(total), sizes);
 }
 
 // One plan block, a short one alone and after full ones, whole and cut units, warps without
@@ -180,6 +194,21 @@ TEST_P(ReduceGrid, StagedKernelWithSeveralBlocksAWarp) {
   Context ctx(GetParam());
   Context ref(Backend::scalar);
   for (auto f : {staged<float>, staged<double>}) f(ctx, ref, {1100 * B + 3, 4096 * B, 4096 * B + 77});
+}
+
+// NaN, infinities, signed zeros and the 2-norm's big and small classes through the staged
+// kernel (below its default sizes, the special-value tests of test_reduce.cpp run the
+// register kernel).
+TEST_P(ReduceGrid, StagedKernelWithSpecialValues) {
+  Context ctx(GetParam());
+  Context ref(Backend::scalar);
+  for (int pattern = 0; pattern < special_patterns; ++pattern) {
+    const auto [xf, yf] = special_vectors<float>(special_size + 16, pattern);
+    const auto [xd, yd] = special_vectors<double>(special_size + 16, pattern);
+    staged_on<float>(ctx, ref, xf, yf, {special_size, B + 3});
+    staged_on<double>(ctx, ref, xd, yd, {special_size, B + 3});
+    if (HasFatalFailure()) FAIL() << "pattern " << pattern;
+  }
 }
 
 // Shapes that are not built are refused by name, before anything runs.
