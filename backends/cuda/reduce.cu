@@ -77,12 +77,14 @@ constexpr int default_ctas_per_sm = -1;  // no cap: one warp per run
 // SMs): the scaled 2-norm of f64 data, whose three accumulators a lane make the register
 // kernel spill, from 2^22 (1.01-1.46x it); the f64 dot from 2^23 to 2^27 (1.01-1.05x); the f64
 // sum from 2^24 (1.00-1.03x); the f32 sum at 2^24..2^25 (1.00-1.03x; 2^26 read 2 % slower on
-// the H200). Below 2^22 it took 0.5-2.6 us more a call; the f32 dot read 0-2 % slower on the H200.
+// the H200). Below 2^22 it took 0.3-2.6 us more a call; the f32 dot read 0-2 % slower on the H200.
+// Each bound lies between two measured sizes' counts on 132 SMs, away from both, so that a
+// GPU with somewhat more or fewer SMs keeps the same sizes.
 struct StagedRange {
   std::size_t from, below;
 };
-constexpr StagedRange staged_norm2_f64{12, ~std::size_t(0)}, staged_dot_f64{16, 512},
-    staged_sum_f64{48, ~std::size_t(0)}, staged_sum_f32{32, 192};
+constexpr StagedRange staged_norm2_f64{12, ~std::size_t(0)}, staged_dot_f64{24, 700},
+    staged_sum_f64{48, ~std::size_t(0)}, staged_sum_f32{48, 192};
 constexpr int default_stage_slots = 2;
 // ... and units of plan blocks for at most this many unit nodes (the last CUDA block's work;
 // sum_kernel's runs: 2048 at 2^28): R = 1 to 2^26, 2 at 2^27, 4 at 2^28.
@@ -585,7 +587,7 @@ __global__ void __launch_bounds__(threads_per_cta)
   int slot = 0;         // k % slots
   unsigned phase = 0;   // (k / slots) % 2: the slot's mbarrier phase
   for (std::size_t j0 = 0; blockIdx.x + (j0 >> run_log2) * ctas < units; j0 += batch) {
-    double part[batch][w];  // part[batch - 1 - p]: plan block j0 + p's lane partials (a shift register)
+    double part[batch][w] = {};  // part[batch - 1 - p]: plan block j0 + p's lane partials (a shift register)
 #pragma unroll 1
     for (int p = 0; p < batch; ++p) {
       const std::size_t b = block_of(j0 + p);
@@ -619,7 +621,7 @@ __global__ void __launch_bounds__(threads_per_cta)
 #pragma unroll
       for (int c = 0; c < w; ++c) part[0][c] = acc[c];
     }
-    // Lane p < 8: plan block j0 + p's root, the R - 1 levels of its unit's warp node (cut where
+    // Lane p < 8: plan block j0 + p's root, the log2 R levels of its unit's warp node (cut where
     // the unit's plan blocks end), the node written by the unit's first lane.
     const std::size_t i = (j0 + lane % batch) >> run_log2;  // the CUDA block's unit
     const int r = lane & static_cast<int>(run - 1);

@@ -399,6 +399,27 @@ bool extrema(ew::Context& ctx, const std::vector<int>& exponents, int reps, FILE
   return agree;
 }
 
+// --only LIST into `only`, f32 and f64; false for a name that is none of those.
+bool only_list(const std::string& list, Only& only, bool& f32, bool& f64) {
+  bool sum = false, dot = false, norm2 = false, f32_named = false, f64_named = false;
+  std::size_t at = 0;
+  while (at <= list.size()) {
+    const std::size_t end = std::min(list.find(',', at), list.size());
+    const std::string name = list.substr(at, end - at);
+    if (name == "sum") sum = true;
+    else if (name == "dot") dot = true;
+    else if (name == "norm2") norm2 = true;
+    else if (name == "f32") f32_named = true;
+    else if (name == "f64") f64_named = true;
+    else return false;
+    at = end + 1;
+  }
+  if (sum || dot || norm2) only = {sum, dot, norm2};
+  f32 = f32_named || !f64_named;
+  f64 = f64_named || !f32_named;
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -423,13 +444,8 @@ int main(int argc, char** argv) {
       cold = true;
     } else if (a == "--extrema") {
       extremes = true;
-    } else if (a == "--only" && i + 1 < argc) {
-      const std::string list = "," + std::string(argv[++i]) + ",";
-      const auto named = [&](const char* what) { return list.find("," + std::string(what) + ",") != std::string::npos; };
-      only = {named("sum"), named("dot"), named("norm2")};
-      f32 = named("f32") || !named("f64");
-      f64 = named("f64") || !named("f32");
-      if (!only.sum && !only.dot && !only.norm2) only = {};
+    } else if (a == "--only" && i + 1 < argc && only_list(argv[i + 1], only, f32, f64)) {
+      ++i;
     } else {
       std::fprintf(stderr,
                    "usage: ew-cuda-reduce-bench [--sizes LO..HI (log2, 0..31)] [--reps N] [--csv FILE] "
@@ -443,6 +459,14 @@ int main(int argc, char** argv) {
   }
   if (extremes && lo < 4) {  // each size's extremes lie at 6/10 and 7/10 of it
     std::fprintf(stderr, "ew-cuda-reduce-bench: --extrema takes sizes from 2^4\n");
+    return 2;
+  }
+  if (extremes && (!only.sum || !only.dot || !only.norm2 || !f32 || !f64)) {
+    std::fprintf(stderr, "ew-cuda-reduce-bench: --extrema measures min and max of f32 and f64; --only does not apply\n");
+    return 2;
+  }
+  if (tunings && !only.sum && !only.dot) {
+    std::fprintf(stderr, "ew-cuda-reduce-bench: --sweep measures sum and dot\n");
     return 2;
   }
   if (cold && (tunings || !device_result)) {

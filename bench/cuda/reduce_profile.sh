@@ -7,7 +7,10 @@
 # line (CSV). The launches are counted in ew-cuda-reduce-bench --only sum,f32 --reps 1: each of
 # its rows is 3 warm-up calls and a batch of 20, in the order default, plain launches,
 # register kernel, staged 2 slots (the default units), staged 3 slots, units of 8, units of 32,
-# then the peers. Reports and CSV files go to $OUT (default ./out). About 4 minutes.
+# then the peers; the skips below assume the f32 sum's default at 2^24 is the staged kernel
+# and at 2^28 the register kernel (reduce.cu's default_reduce_tuning; no staged launch in
+# the first three rows there). Reports and CSV files go to $OUT (default ./out). About 2
+# minutes on an H200 (77 s on 2026-11-27).
 # Usage, from the repository root on a GPU machine (see docs/gpu.md):
 #   bash bench/cuda/reduce_profile.sh [extra CMake arguments]
 set -uo pipefail
@@ -46,5 +49,6 @@ profile bench-staged-24 atomic_staged 3 24
 step "the same runs timed without the profiler (sum f32, 2^24..2^28)"
 "$bench_bin" --device-result --only sum,f32 --sizes 24..28 --reps 15 --csv "$out/profile-timing.csv" > "$out/profile-timing.log" 2>&1 || status=1
 grep -E "staged|register|atomic \(not" "$out/profile-timing.log"
-cd "$out" && tar -czf profile.tgz ./*-sass.csv ./*-details.txt ./*-run.log && rm -f ./*-sass.csv ./*-details.txt ./*-run.log
+cd "$out" && tar -czf profile.tgz ./*-sass.csv ./*-details.txt ./*-run.log && rm -f ./*-sass.csv ./*-details.txt ./*-run.log ||
+  status=1
 exit $status
