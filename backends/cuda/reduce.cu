@@ -75,16 +75,16 @@ constexpr int default_ctas_per_sm = -1;  // no cap: one warp per run
 // The staged kernel where it measured faster on both an H100 and an H200 (2026-11-27,
 // docs/PERFORMANCE.md, "Twelfth round"; plan blocks per SM, 2^22 being 15.5 of them on 132
 // SMs): the scaled 2-norm of f64 data, whose three accumulators a lane make the register
-// kernel spill, from 2^22 (1.01-1.46x it); the f64 dot from 2^23 to 2^27 (1.01-1.05x); the f64
-// sum from 2^24 (1.00-1.03x); the f32 sum at 2^24..2^25 (1.00-1.03x; 2^26 read 2 % slower on
-// the H200). Below 2^22 it took 0.3-2.6 us more a call; the f32 dot read 0-2 % slower on the H200.
-// Each bound lies between two measured sizes' counts on 132 SMs, away from both, so that a
-// GPU with somewhat more or fewer SMs keeps the same sizes.
+// kernel spill, from 2^22 (1.01-1.46x it); the f64 dot from 2^23 to 2^27 (1.01-1.05x; one
+// H200 0.985-0.988x at 2^26..2^27); the f32 and f64 sums at 2^24..2^25 (1.00-1.03x; from 2^26
+// the f32 sum read 2-3 % slower on the H200s, the f64 sum 0.98-1.02x by machine). Below 2^22
+// it took 0.3-2.6 us more a call; the f32 dot read 0-2 % slower on the H200. Each bound lies
+// between two measured sizes' counts on 132 SMs, away from both, so that a GPU with somewhat
+// more or fewer SMs keeps the same sizes.
 struct StagedRange {
   std::size_t from, below;
 };
-constexpr StagedRange staged_norm2_f64{12, ~std::size_t(0)}, staged_dot_f64{24, 700},
-    staged_sum_f64{48, ~std::size_t(0)}, staged_sum_f32{48, 192};
+constexpr StagedRange staged_norm2_f64{12, ~std::size_t(0)}, staged_dot_f64{24, 700}, staged_sum{48, 192};
 constexpr int default_stage_slots = 2;
 // ... and units of plan blocks for at most this many unit nodes (the last CUDA block's work;
 // sum_kernel's runs: 2048 at 2^28): R = 1 to 2^26, 2 at 2^27, 4 at 2^28.
@@ -1036,11 +1036,9 @@ ReduceTuning default_reduce_tuning(Kind kind, DType dtype, std::size_t n, int sm
   t.mapped_result = 0;
   const std::size_t per_sm = plan::block_count(n) / sms;
   const auto in = [per_sm](StagedRange r) { return per_sm >= r.from && per_sm < r.below; };
-  const bool staged = dtype == DType::f64   ? (kind == Kind::norm2 && in(staged_norm2_f64)) ||
-                                                (kind == Kind::dot && in(staged_dot_f64)) ||
-                                                (kind == Kind::sum && in(staged_sum_f64))
-                      : dtype == DType::f32 ? kind == Kind::sum && in(staged_sum_f32)
-                                            : false;
+  const bool staged =
+      (kind == Kind::sum && (dtype == DType::f32 || dtype == DType::f64) && in(staged_sum)) ||
+      (dtype == DType::f64 && ((kind == Kind::norm2 && in(staged_norm2_f64)) || (kind == Kind::dot && in(staged_dot_f64))));
   t.staged = staged ? 1 : -1;
   t.stage_slots = default_stage_slots;
   // Units of 8 R plan blocks: the smallest R with at most staged_units of them.
