@@ -114,7 +114,7 @@ std::vector<T> cancelling_vector(std::size_t n) {
   }
 }
 
-// x and y of special_size + 4 random elements with special values in x, by pattern
+// x and y of n random elements (n > special_size) with special values in x, by pattern
 // (0..special_patterns - 1): NaN in two plan blocks; infinities of both signs; one
 // infinity; zeros of both signs only; the largest and smallest values (f64: 1e300,
 // 1e-310, the 2-norm's big and small classes; f32 takes them rounded: infinities and
