@@ -170,6 +170,15 @@ void staged_on(Context& ctx, Context& ref, const std::vector<T>& xs, const std::
       // The last sum check_all ran is the 2-norm, which reads x alone.
       const SumKernel want = here && c.offset % aligned == 0 ? SumKernel::staged : SumKernel::registers;
       ASSERT_EQ(ew::detail::cuda::last_sum_kernel(), want) << what << " n=" << c.n << " offset " << c.offset;
+      // A dot with x aligned and y not: the register kernel (the copy engine needs both aligned).
+      if (c.offset % aligned != 0) continue;
+      const Span<const T> xs_at(xs.data() + c.offset, c.n), ys_at(ys.data() + c.offset + 1, c.n);
+      const Got<T> want_dot = reduce<T>(ref, Red::dot, xs_at, ys_at);
+      const Got<T> got_dot = reduce<T>(ctx, Red::dot, Span<const T>(x.data() + c.offset, c.n, x.space()),
+                                       Span<const T>(y.data() + c.offset + 1, c.n, y.space()));
+      ASSERT_TRUE(got_dot == want_dot) << "dot, y misaligned, " << what << " n=" << c.n << ": " << show(got_dot)
+                                       << ", scalar " << show(want_dot);
+      ASSERT_EQ(ew::detail::cuda::last_sum_kernel(), SumKernel::registers) << "dot, y misaligned, " << what;
     }
   }
   ew::detail::cuda::set_reduce_tuning({});
