@@ -37,6 +37,7 @@
 #include <mutex>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 #include "cuda_error.hpp"
 #include "kernels.cuh"  // launch_kernel, wait_for_previous_grid: programmatic dependent launch
@@ -1007,12 +1008,17 @@ thread_local SumKernel last_sum = SumKernel::none;
 
 }  // namespace
 
-SumKernel last_sum_kernel() { return last_sum; }
+SumKernel take_last_sum_kernel() { return std::exchange(last_sum, SumKernel::none); }
 
-bool staged_kernel_supported() {
-  int device = 0, major = 0;
-  return cudaGetDevice(&device) == cudaSuccess &&
-         cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess && major >= 9;
+// The question Reducer::staged_blocks asks, for the (f32 sum) kernel whose shared memory every
+// staged kernel has.
+bool staged_kernel_supported(int device, int slots) {
+  int previous = 0, major = 0;
+  if (cudaGetDevice(&previous) != cudaSuccess || cudaSetDevice(device) != cudaSuccess) return false;
+  const bool supported = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
+                         major >= 9 && staged_resident<float>(Kind::sum, slots) > 0;
+  cudaSetDevice(previous);
+  return supported;
 }
 
 const ReduceShape* reduce_shapes(std::size_t* count) {

@@ -1,5 +1,5 @@
 #pragma once
-// The cuda reductions' tuning hook (reduce.cu), in plain C++ so that tests and benchmarks
+// The cuda reductions' tuning and test hooks (reduce.cu), in plain C++ so that tests and benchmarks
 // compiled without CUDA headers use the one declaration.
 #include <cstddef>
 
@@ -65,11 +65,12 @@ ReduceTuning default_reduce_tuning(plan::Kind kind, DType dtype, std::size_t n, 
 // of two, or a staged / stage_slots / stage_run value out of its range.
 void set_reduce_tuning(const ReduceTuning& tuning);
 
-// Which sum kernel the calling thread's last sum, asum, dot or 2-norm on cuda launched, and
-// whether the current device can run the staged one (sm_90+). Test hooks: both kernels give
-// the same bits, so only these tell that a forced kernel ran.
+// Test hooks (both sum kernels give the same bits, so only these tell which one ran): the
+// sum kernel of the calling thread's last sum, asum, dot or 2-norm through the cuda backend's
+// reducer (its fused expression reductions aside), none once read; and whether GPU `device`
+// runs the staged kernel with a ring of `slots` pieces (sm_90+ and that much shared memory).
 enum class SumKernel { none, registers, staged };
-SumKernel last_sum_kernel();
-bool staged_kernel_supported();
+SumKernel take_last_sum_kernel();
+bool staged_kernel_supported(int device, int slots);
 
 }  // namespace ew::detail::cuda

@@ -9,6 +9,7 @@
 #include <utility>
 #include <algorithm>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -123,6 +124,7 @@ inline constexpr std::size_t special_size = 5 * B + 77;
 inline constexpr int special_patterns = 6;
 template <class T>
 std::pair<std::vector<T>, std::vector<T>> special_vectors(std::size_t n, int pattern) {
+  if (n <= special_size) throw std::invalid_argument("special_vectors: n must exceed special_size");
   std::vector<T> x = random_vector<T>(n), y = random_vector<T>(n);
   const auto put = [&](std::size_t i, double v) { x[i] = static_cast<T>(v); };
   const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();

@@ -4,8 +4,11 @@
 // aligned and misaligned operands. The size-based choices
 // differ between GPUs; all must give the scalar backend's bits. Labelled gpu (the cuda/
 // prefix); skipped with the reason without a GPU.
+#include <optional>
+
 #include "reduce_support.hpp"
 
+#include "ew_internal/reduce_plan.hpp"  // plan::Kind
 #include "reduce_tuning.hpp"  // backends/cuda: the tuning hook, without CUDA headers
 
 namespace ew::test {
@@ -24,8 +27,12 @@ struct Case {
   std::vector<Got<T>> want;  // per all_reds
 };
 
+// With `kernel` given, each sum, asum, dot and 2-norm must have run that sum kernel (and
+// min/max none).
 template <class T>
-void check_all(Context& ctx, const Buffer<T>& x, const Buffer<T>& y, const Case<T>& c, const std::string& what) {
+void check_all(Context& ctx, const Buffer<T>& x, const Buffer<T>& y, const Case<T>& c, const std::string& what,
+               std::optional<ew::detail::cuda::SumKernel> kernel = std::nullopt) {
+  using ew::detail::cuda::SumKernel;
   std::size_t k = 0;
   for (Red r : all_reds) {
     const Got<T> got = reduce<T>(ctx, r, Span<const T>(x.data() + c.offset, c.n, x.space()),
@@ -33,6 +40,12 @@ void check_all(Context& ctx, const Buffer<T>& x, const Buffer<T>& y, const Case<
     const Got<T>& want = c.want[k++];
     ASSERT_TRUE(got == want) << name(r) << " " << to_string(dtype_v<T>) << " n=" << c.n << " offset " << c.offset
                              << " " << what << ": " << show(got) << ", scalar " << show(want);
+    if (!kernel) continue;
+    const bool extremum = r == Red::min || r == Red::max;
+    ASSERT_EQ(static_cast<int>(ew::detail::cuda::take_last_sum_kernel()),
+              static_cast<int>(extremum ? SumKernel::none : *kernel))
+        << name(r) << " " << to_string(dtype_v<T>) << " n=" << c.n << " offset " << c.offset << " " << what
+        << ": the kernel that ran (0 none, 1 register, 2 staged)";
   }
 }
 
@@ -157,8 +170,8 @@ void staged_on(Context& ctx, Context& ref, const std::vector<T>& xs, const std::
   x.upload(xs.data(), xs.size());
   y.upload(ys.data(), ys.size());
   const std::vector<Case<T>> all = cases<T>(ref, xs, ys, sizes, {0, aligned, 1});
-  const bool here = ew::detail::cuda::staged_kernel_supported();
   for (auto [slots, run] : {std::pair{2, 1}, {3, 1}, {2, 2}, {3, 4}, {2, 8}}) {
+    const bool here = ew::detail::cuda::staged_kernel_supported(ctx.device(), slots);
     ew::detail::cuda::ReduceTuning t;
     t.staged = 1;
     t.stage_slots = slots;
@@ -166,10 +179,8 @@ void staged_on(Context& ctx, Context& ref, const std::vector<T>& xs, const std::
     ew::detail::cuda::set_reduce_tuning(t);
     const std::string what = "staged, " + std::to_string(slots) + " slots, units of 8 x " + std::to_string(run);
     for (const Case<T>& c : all) {
-      check_all<T>(ctx, x, y, c, what);
-      // The last sum check_all ran is the 2-norm, which reads x alone.
-      const SumKernel want = here && c.offset % aligned == 0 ? SumKernel::staged : SumKernel::registers;
-      ASSERT_EQ(ew::detail::cuda::last_sum_kernel(), want) << what << " n=" << c.n << " offset " << c.offset;
+      check_all<T>(ctx, x, y, c, what, here && c.offset % aligned == 0 ? SumKernel::staged : SumKernel::registers);
+      if (::testing::Test::HasFatalFailure()) return;
       // A dot with x aligned and y not: the register kernel (the copy engine needs both aligned).
       if (c.offset % aligned != 0) continue;
       const Span<const T> xs_at(xs.data() + c.offset, c.n), ys_at(ys.data() + c.offset + 1, c.n);
@@ -178,7 +189,8 @@ void staged_on(Context& ctx, Context& ref, const std::vector<T>& xs, const std::
                                        Span<const T>(y.data() + c.offset + 1, c.n, y.space()));
       ASSERT_TRUE(got_dot == want_dot) << "dot, y misaligned, " << what << " n=" << c.n << ": " << show(got_dot)
                                        << ", scalar " << show(want_dot);
-      ASSERT_EQ(ew::detail::cuda::last_sum_kernel(), SumKernel::registers) << "dot, y misaligned, " << what;
+      ASSERT_EQ(static_cast<int>(ew::detail::cuda::take_last_sum_kernel()), static_cast<int>(SumKernel::registers))
+          << "dot, y misaligned, " << what << ": the kernel that ran (0 none, 1 register, 2 staged)";
     }
   }
   ew::detail::cuda::set_reduce_tuning({});
@@ -215,8 +227,32 @@ TEST_P(ReduceGrid, StagedKernelWithSpecialValues) {
     const auto [xf, yf] = special_vectors<float>(special_size + 16, pattern);
     const auto [xd, yd] = special_vectors<double>(special_size + 16, pattern);
     staged_on<float>(ctx, ref, xf, yf, {special_size, B + 3});
+    if (HasFatalFailure()) FAIL() << "pattern " << pattern;
     staged_on<double>(ctx, ref, xd, yd, {special_size, B + 3});
     if (HasFatalFailure()) FAIL() << "pattern " << pattern;
+  }
+}
+
+// Where the defaults take the staged kernel (host logic, no GPU needed): the sizes measured
+// faster on both an H100 and an H200 (docs/PERFORMANCE.md, "Twelfth round"), on 132 SMs and
+// on 114 (an H100 PCIe), whose plan blocks per SM differ.
+TEST(ReduceDefaults, StagedKernelWhereBothGpusMeasuredItFaster) {
+  using ew::detail::plan::Kind;
+  const auto staged = [](Kind kind, DType dtype, int log2_n, int sms) {
+    return ew::detail::cuda::default_reduce_tuning(kind, dtype, std::size_t(1) << log2_n, sms).staged == 1;
+  };
+  for (int sms : {132, 114}) {
+    for (int e = 20; e <= 31; ++e) {
+      const std::string at = "2^" + std::to_string(e) + " on " + std::to_string(sms) + " SMs";
+      EXPECT_EQ(staged(Kind::sum, DType::f32, e, sms), e == 24 || e == 25) << "f32 sum " << at;
+      EXPECT_EQ(staged(Kind::sum, DType::f64, e, sms), e == 24 || e == 25) << "f64 sum " << at;
+      EXPECT_EQ(staged(Kind::dot, DType::f64, e, sms), e >= 23 && e <= 27) << "f64 dot " << at;
+      EXPECT_EQ(staged(Kind::norm2, DType::f64, e, sms), e >= 22) << "f64 2-norm " << at;
+      EXPECT_FALSE(staged(Kind::dot, DType::f32, e, sms)) << "f32 dot " << at;
+      EXPECT_FALSE(staged(Kind::norm2, DType::f32, e, sms)) << "f32 2-norm " << at;
+      EXPECT_FALSE(staged(Kind::asum, DType::f64, e, sms)) << "f64 asum " << at;
+      EXPECT_FALSE(staged(Kind::sum, DType::f16, e, sms)) << "f16 sum " << at;
+    }
   }
 }
 
