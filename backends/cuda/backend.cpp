@@ -62,6 +62,13 @@ class DeviceScope {
   int previous_ = 0;
 };
 
+// Why the product's kernels cannot run on a device of compute capability major.minor.
+std::string no_kernels_for(int major, int minor, cudaError_t e) {
+  return "this build has no kernel code that runs on sm_" + std::to_string(major) + std::to_string(minor) +
+         " (cudaFuncGetAttributes: " + describe(e) + "); rebuild with CMAKE_CUDA_ARCHITECTURES including " +
+         std::to_string(major) + std::to_string(minor);
+}
+
 cudaError_t malloc_device(void** p, std::size_t bytes) { return cudaMalloc(p, bytes); }
 cudaError_t malloc_pinned(void** p, std::size_t bytes) { return cudaMallocHost(p, bytes); }
 cudaError_t malloc_managed(void** p, std::size_t bytes) { return cudaMallocManaged(p, bytes, cudaMemAttachGlobal); }
@@ -89,8 +96,19 @@ class CudaBackend final : public BackendImpl {
     DeviceScope scope(device_);
     check(cudaDeviceGetAttribute(&shape_.sm_count, cudaDevAttrMultiProcessorCount, device_),
           "cudaDeviceGetAttribute");
-    check(cudaDeviceGetAttribute(&shape_.major, cudaDevAttrComputeCapabilityMajor, device_), "cudaDeviceGetAttribute");
+    check(cudaDeviceGetAttribute(&major_, cudaDevAttrComputeCapabilityMajor, device_), "cudaDeviceGetAttribute");
+    check(cudaDeviceGetAttribute(&minor_, cudaDevAttrComputeCapabilityMinor, device_), "cudaDeviceGetAttribute");
     check(cudaDeviceGetAttribute(&l2_bytes_, cudaDevAttrL2CacheSize, device_), "cudaDeviceGetAttribute");
+    int clock_khz = 0, bus_bits = 0;
+    check(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrMemoryClockRate, device_), "cudaDeviceGetAttribute");
+    check(cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, device_), "cudaDeviceGetAttribute");
+    shape_.memory_bytes_per_second = 2.0 * clock_khz * 1e3 * bus_bits / 8;  // two transfers a clock over the bus
+    // The product's kernels as the driver loads them for this device: a build without code
+    // for it runs an older architecture's PTX, launched as on that architecture.
+    int arch = 0;
+    if (const cudaError_t e = kernel_architecture(arch); e != cudaSuccess)
+      throw Error(Errc::backend_unavailable, "cuda: " + no_kernels_for(major_, minor_, e));
+    shape_.major = std::min(major_, arch / 10);
     if (o.stream) {
       stream_ = static_cast<cudaStream_t>(o.stream);
     } else {
@@ -176,7 +194,7 @@ class CudaBackend final : public BackendImpl {
     ReduceResult r;
     guarded([&] {
       if (!reducer_) reducer_ = std::make_unique<Reducer>();
-      r = reducer_->run(c, stream_, shape_.sm_count);
+      r = reducer_->run(c, stream_, shape_);
     });
     return r;
   }
@@ -195,7 +213,7 @@ class CudaBackend final : public BackendImpl {
       ExprRunner& expr = expr_runner();
       if (!reducer_) reducer_ = std::make_unique<Reducer>();
       if (!expr_reducer_) expr_reducer_ = std::make_unique<ExprReducer>(static_cast<std::size_t>(l2_bytes_));
-      *root = expr_reducer_->run(c, call, kind, expr, *reducer_, stream_, shape_.sm_count);
+      *root = expr_reducer_->run(c, call, kind, expr, *reducer_, stream_, shape_);
     });
     return true;
   }
@@ -260,13 +278,9 @@ class CudaBackend final : public BackendImpl {
 
   ExprRunner& expr_runner() {
     if (!expr_) {
-      int minor = 0, clock_khz = 0, bus_bits = 0;
-      check(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device_), "cudaDeviceGetAttribute");
-      // The memory's peak: two transfers a clock over the bus (0 where a GPU reports neither).
-      check(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrMemoryClockRate, device_), "cudaDeviceGetAttribute");
-      check(cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, device_), "cudaDeviceGetAttribute");
-      const double peak = 2.0 * clock_khz * 1e3 * bus_bits / 8;
-      expr_ = std::make_unique<ExprRunner>(shape_.sm_count, shape_.major, minor, peak, staging_bytes_);
+      // Generated code is compiled for the device's own architecture.
+      expr_ = std::make_unique<ExprRunner>(shape_.sm_count, major_, minor_, shape_.memory_bytes_per_second,
+                                           staging_bytes_);
     }
     return *expr_;
   }
@@ -280,6 +294,7 @@ class CudaBackend final : public BackendImpl {
   cudaStream_t stream_ = nullptr;
   bool owns_stream_ = false;
   LaunchShape shape_;
+  int major_ = 0, minor_ = 0;  // the device's compute capability (shape_.major: its kernels')
   int l2_bytes_ = 0;
   std::string fatal_;
   std::size_t staging_bytes_ = 0;
@@ -312,8 +327,18 @@ Probe probe() {
     cudaGetLastError();
     return {false, "device 0 cannot be queried (cudaGetDeviceProperties: " + describe(e) + ")", ""};
   }
+  // The kernels as the driver loads them for device 0 (kernel_architecture asks the current device).
+  int previous = 0, arch = 0;
+  cudaGetDevice(&previous);
+  cudaSetDevice(0);
+  e = kernel_architecture(arch);
+  cudaSetDevice(previous);
+  if (e != cudaSuccess) return {false, no_kernels_for(prop.major, prop.minor, e), ""};
   std::string detail = std::string(prop.name) + ", sm_" + std::to_string(prop.major) + std::to_string(prop.minor) +
                        ", " + std::to_string(prop.multiProcessorCount) + " SMs, driver " + version_string(driver);
+  if (arch < prop.major * 10 + prop.minor)
+    detail += ", this build's kernels run as compute_" + std::to_string(arch) +
+              (arch < 90 && prop.major >= 9 ? " (no bulk copies, dependent launches or staged reductions)" : "");
   if (count > 1) detail += " (device 0 of " + std::to_string(count) + ")";
   return {true, "", detail};
 }

@@ -76,7 +76,7 @@ double ExprReducer::root_of_nodes(std::size_t count, cudaStream_t stream) {
 }
 
 double ExprReducer::run(const ExprCall& values, const char* call, plan::Kind kind, ExprRunner& expr, Reducer& reducer,
-                        cudaStream_t stream, int sm_count) {
+                        cudaStream_t stream, const LaunchShape& shape) {
   const Program& p = *values.program;
   const DType out = p.output_dtype(0);
   bool device_inputs = true;
@@ -134,7 +134,7 @@ double ExprReducer::run(const ExprCall& values, const char* call, plan::Kind kin
     r.result = nodes_ + i;  // the node, as a double, written by the kernel: no wait here
     r.result_space = MemorySpace::device;
     r.node = true;
-    reducer.run(r, stream, sm_count);
+    reducer.run(r, stream, shape);
   }
   return root_of_nodes(chunks, stream);
 }

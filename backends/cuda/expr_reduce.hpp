@@ -30,7 +30,7 @@ class ExprReducer {
   // The tree's root over the values of values.program's output (values.n > 0; inputs in
   // device, managed or pinned memory), before the finish. Returns when it is known.
   double run(const ExprCall& values, const char* call, plan::Kind kind, ExprRunner& expr, Reducer& reducer,
-             cudaStream_t stream, int sm_count);
+             cudaStream_t stream, const LaunchShape& shape);
 
  private:
   void reserve_nodes(std::size_t count, cudaStream_t stream);

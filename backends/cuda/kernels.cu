@@ -58,7 +58,20 @@ cudaError_t launch_dtype(Op op, std::size_t n, const void* a, const void* b, voi
   });
 }
 
+__global__ void architecture_probe() {}
+
 }  // namespace
+
+cudaError_t kernel_architecture(int& arch) {
+  cudaFuncAttributes a{};
+  const cudaError_t e = cudaFuncGetAttributes(&a, architecture_probe);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();  // an answer (no kernel image for this device), not an error for the next call
+    return e;
+  }
+  arch = a.ptxVersion;
+  return cudaSuccess;
+}
 
 cudaError_t launch(Op op, DType dtype, std::size_t n, const void* a, const void* b, void* out, double s, double t,
                    LaunchShape& shape, cudaStream_t stream) {

@@ -82,10 +82,17 @@ constexpr int default_ctas_per_sm = -1;  // no cap: one warp per run
 // it took 0.3-2.6 us more a call; the f32 dot read 0-2 % slower on the H200. Each bound lies
 // between two measured sizes' counts on 132 SMs, away from both, so that a GPU with somewhat
 // more or fewer SMs keeps the same sizes.
+// The f32 dot only on GPUs with less than 30 GB/s of memory per SM (the H100, 25.4): there the
+// staged kernel read it 0.4-2.3 % faster at 2^24..2^28 (two machines, warm and cold), on the
+// H200 (36.5) 0.1-2.0 % slower. It reads an f32 element from shared memory in a load of its
+// own, two arrays, where the register kernel takes four in a 16-byte load: more instructions
+// a byte, which the faster memory behind each SM makes the bound (likely; not profiled).
 struct StagedRange {
   std::size_t from, below;
 };
-constexpr StagedRange staged_norm2_f64{12, ~std::size_t(0)}, staged_dot_f64{24, 700}, staged_sum{48, 192};
+constexpr StagedRange staged_norm2_f64{12, ~std::size_t(0)}, staged_dot_f64{24, 700}, staged_sum{48, 192},
+    staged_dot_f32{48, ~std::size_t(0)};
+constexpr double staged_dot_f32_below_bytes_per_second_per_sm = 30e9;
 constexpr int default_stage_slots = 2;
 // ... and units of plan blocks for at most this many unit nodes (the last CUDA block's work;
 // sum_kernel's runs: 2048 at 2^28): R = 1 to 2^26, 2 at 2^27, 4 at 2^28.
@@ -1013,10 +1020,11 @@ SumKernel take_last_sum_kernel() { return std::exchange(last_sum, SumKernel::non
 // The question Reducer::staged_blocks asks, for the (f32 sum) kernel whose shared memory every
 // staged kernel has.
 bool staged_kernel_supported(int device, int slots) {
-  int previous = 0, major = 0;
+  int previous = 0, major = 0, arch = 0;
   if (cudaGetDevice(&previous) != cudaSuccess || cudaSetDevice(device) != cudaSuccess) return false;
   const bool supported = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
-                         major >= 9 && staged_resident<float>(Kind::sum, slots) > 0;
+                         major >= 9 && kernel_architecture(arch) == cudaSuccess && arch >= 90 &&
+                         staged_resident<float>(Kind::sum, slots) > 0;
   cudaSetDevice(previous);
   return supported;
 }
@@ -1026,7 +1034,7 @@ const ReduceShape* reduce_shapes(std::size_t* count) {
   return shapes;
 }
 
-ReduceTuning default_reduce_tuning(Kind kind, DType dtype, std::size_t n, int sm_count) {
+ReduceTuning default_reduce_tuning(Kind kind, DType dtype, std::size_t n, int sm_count, double memory_bytes_per_second) {
   const bool one_sum = kind == Kind::sum || kind == Kind::asum;
   const ReduceShape shape = dtype == DType::f64      ? (one_sum ? default_shape_f64_sum : default_shape_f64)
                             : is_storage16(dtype) ? default_shape_16
@@ -1042,9 +1050,13 @@ ReduceTuning default_reduce_tuning(Kind kind, DType dtype, std::size_t n, int sm
   t.mapped_result = 0;
   const std::size_t per_sm = plan::block_count(n) / sms;
   const auto in = [per_sm](StagedRange r) { return per_sm >= r.from && per_sm < r.below; };
+  const double per_sm_bytes_per_second = memory_bytes_per_second / static_cast<double>(sms);
+  const bool slow_memory_per_sm =
+      per_sm_bytes_per_second > 0 && per_sm_bytes_per_second < staged_dot_f32_below_bytes_per_second_per_sm;
   const bool staged =
       (kind == Kind::sum && (dtype == DType::f32 || dtype == DType::f64) && in(staged_sum)) ||
-      (dtype == DType::f64 && ((kind == Kind::norm2 && in(staged_norm2_f64)) || (kind == Kind::dot && in(staged_dot_f64))));
+      (dtype == DType::f64 && ((kind == Kind::norm2 && in(staged_norm2_f64)) || (kind == Kind::dot && in(staged_dot_f64)))) ||
+      (dtype == DType::f32 && kind == Kind::dot && slow_memory_per_sm && in(staged_dot_f32));
   t.staged = staged ? 1 : -1;
   t.stage_slots = default_stage_slots;
   // Units of 8 R plan blocks: the smallest R with at most staged_units of them.
@@ -1094,10 +1106,10 @@ void Reducer::reserve(std::size_t bytes, cudaStream_t stream) {
 // CUDA blocks an SM of the staged kernel for this call, 0 where it does not apply: sm_90+
 // (the copy engine), f32 or f64 sums, operands 16-byte aligned (the copy engine's rule),
 // the tuning asking for it and the device allowing its shared memory.
-int Reducer::staged_blocks(const ReduceCall& c, const ReduceTuning& t) {
+int Reducer::staged_blocks(const ReduceCall& c, const ReduceTuning& t, int major) {
   const bool aligned = reinterpret_cast<std::uintptr_t>(c.x) % 16 == 0 &&
                        (c.kind != Kind::dot || reinterpret_cast<std::uintptr_t>(c.y) % 16 == 0);
-  if (major_ < 9 || t.staged <= 0 || !aligned || (c.dtype != DType::f32 && c.dtype != DType::f64)) return 0;
+  if (major < 9 || t.staged <= 0 || !aligned || (c.dtype != DType::f32 && c.dtype != DType::f64)) return 0;
   int& b = staged_resident_[c.dtype == DType::f64][static_cast<int>(c.kind)][t.stage_slots];
   if (b == 0) {
     b = c.dtype == DType::f64 ? staged_resident<double>(c.kind, t.stage_slots)
@@ -1112,8 +1124,8 @@ Reducer::~Reducer() {
   if (host_result_) cudaFreeHost(host_result_);
 }
 
-ReduceResult Reducer::run(const ReduceCall& c, cudaStream_t stream, int sm_count) {
-  ReduceTuning t = default_reduce_tuning(c.kind, c.dtype, c.n, sm_count);
+ReduceResult Reducer::run(const ReduceCall& c, cudaStream_t stream, const LaunchShape& device) {
+  ReduceTuning t = default_reduce_tuning(c.kind, c.dtype, c.n, device.sm_count, device.memory_bytes_per_second);
   {
     const std::lock_guard<std::mutex> lock(forced_mutex);
     if (forced.lanes_per_thread) t.lanes_per_thread = forced.lanes_per_thread, t.loads = forced.loads;
@@ -1130,18 +1142,13 @@ ReduceResult Reducer::run(const ReduceCall& c, cudaStream_t stream, int sm_count
   if (!built(shape, c.dtype))
     throw Error(Errc::invalid_argument, std::string("cuda reduction: lanes_per_thread ") +
                                             std::to_string(t.lanes_per_thread) + " is not built for " + to_string(c.dtype));
-  const std::size_t sms = static_cast<std::size_t>(sm_count > 0 ? sm_count : 1);
+  const std::size_t sms = static_cast<std::size_t>(device.sm_count > 0 ? device.sm_count : 1);
   const bool extremum = c.kind == Kind::min || c.kind == Kind::max;
   if (c.node && (extremum || plan::width(c.kind, c.dtype == DType::f64) != 1))
     throw Error(Errc::internal, std::string(c.call) + ": node mode takes sums of one accumulator");
-  if (major_ == 0) {
-    int device = 0;
-    check(cudaGetDevice(&device), "cudaGetDevice");
-    check(cudaDeviceGetAttribute(&major_, cudaDevAttrComputeCapabilityMajor, device), "cudaDeviceGetAttribute");
-  }
   Launch l{};
   l.stream = stream;
-  l.dependent = major_ >= 9 && t.dependent_launch == 0;
+  l.dependent = device.major >= 9 && t.dependent_launch == 0;
   l.blocks = plan::block_count(c.n);
   if (extremum) {
     // One wave: the CUDA blocks that fit on the GPU share the plan blocks evenly (a forced
@@ -1154,7 +1161,7 @@ ReduceResult Reducer::run(const ReduceCall& c, cudaStream_t stream, int sm_count
     l.run_blocks = per_cta < most ? per_cta : most;
     per_cta = l.run_blocks;
     l.runs = l.ctas = (l.blocks + per_cta - 1) / per_cta;
-  } else if (staged_launch(l, c, t, sms * static_cast<std::size_t>(staged_blocks(c, t)))) {
+  } else if (staged_launch(l, c, t, sms * static_cast<std::size_t>(staged_blocks(c, t, device.major)))) {
     // The staged kernel: its runs are units of plan blocks, a partial (node) each.
   } else {
     const std::size_t lanes = static_cast<std::size_t>(t.lanes_per_thread);

@@ -7,6 +7,7 @@
 #include <cstddef>
 
 #include "ew_internal/backend_impl.hpp"
+#include "kernels.hpp"
 #include "reduce_tuning.hpp"
 
 namespace ew::detail::cuda {
@@ -25,11 +26,11 @@ class Reducer {
   // caller). Waits for the stream, the result on the host when it returns; with
   // call.result, the kernel stores the value there and nothing waits. With call.node, the
   // value is the tree's root before the finish, stored as a double.
-  ReduceResult run(const ReduceCall& call, cudaStream_t stream, int sm_count);
+  ReduceResult run(const ReduceCall& call, cudaStream_t stream, const LaunchShape& shape);
 
  private:
   void reserve(std::size_t bytes, cudaStream_t stream);
-  int staged_blocks(const ReduceCall& call, const ReduceTuning& tuning);
+  int staged_blocks(const ReduceCall& call, const ReduceTuning& tuning, int major);
 
   void* workspace_ = nullptr;
   std::size_t workspace_bytes_ = 0;
@@ -38,7 +39,6 @@ class Reducer {
   int staged_resident_[2][4][4] = {};
   void* host_result_ = nullptr;  // pinned, mapped: the host's copy of the result
   void* host_view_ = nullptr;    // the device's address of it (null: copied back instead)
-  int major_ = 0;  // the device's compute capability, asked at the first call
 };
 
 }  // namespace ew::detail::cuda

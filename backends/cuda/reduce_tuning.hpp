@@ -56,8 +56,10 @@ struct ReduceShape {
 const ReduceShape* reduce_shapes(std::size_t* count);
 
 // The tuning a reduction of `kind` over n elements of `dtype` gets on a GPU of sm_count SMs
-// when nothing is forced, every field filled in.
-ReduceTuning default_reduce_tuning(plan::Kind kind, DType dtype, std::size_t n, int sm_count);
+// whose memory's peak is memory_bytes_per_second (0: unknown) when nothing is forced, every
+// field filled in.
+ReduceTuning default_reduce_tuning(plan::Kind kind, DType dtype, std::size_t n, int sm_count,
+                                   double memory_bytes_per_second);
 
 // Tests and benchmarks (not public API): every later call uses `tuning` (its non-zero
 // fields, and run_blocks as it is; all zero restores the defaults). Any value must give the same bits. Throws
@@ -68,7 +70,8 @@ void set_reduce_tuning(const ReduceTuning& tuning);
 // Test hooks (both sum kernels give the same bits, so only these tell which one ran): the
 // sum kernel of the calling thread's last sum, asum, dot or 2-norm through the cuda backend's
 // reducer (its fused expression reductions aside), none once read; and whether GPU `device`
-// runs the staged kernel with a ring of `slots` pieces (sm_90+ and that much shared memory).
+// runs the staged kernel with a ring of `slots` pieces (sm_90+, this build's kernels compiled
+// for sm_90+, and that much shared memory).
 enum class SumKernel { none, registers, staged };
 SumKernel take_last_sum_kernel();
 bool staged_kernel_supported(int device, int slots);

@@ -234,8 +234,9 @@ std::vector<std::pair<std::string, ew::detail::cuda::ReduceTuning>> sweep_tuning
   std::vector<std::pair<std::string, tune::ReduceTuning>> out;
   std::size_t count = 0;
   const tune::ReduceShape* shapes = tune::reduce_shapes(&count);
-  const tune::ReduceTuning d =
-      tune::default_reduce_tuning(w == What::sum ? Kind::sum : w == What::dot ? Kind::dot : Kind::norm2, ew::dtype_v<T>, n, sm_count);
+  // The default shape (the memory's peak, 0 here, moves only the staged kernel, which these tunings leave off).
+  const tune::ReduceTuning d = tune::default_reduce_tuning(
+      w == What::sum ? Kind::sum : w == What::dot ? Kind::dot : Kind::norm2, ew::dtype_v<T>, n, sm_count, 0.0);
   for (std::size_t i = 0; i < count; ++i) {
     if (shapes[i].lanes_per_thread * sizeof(T) > 16) continue;  // vectors of at most 16 bytes
     tune::ReduceTuning t;

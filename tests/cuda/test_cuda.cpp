@@ -5,12 +5,16 @@
 #include <cuda_runtime.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 
 #include "cuda_test_support.hpp"
+#include "kernels.hpp"
 #include "memory.hpp"
+
+int architecture_seen_by_a_kernel();  // architecture_seen.cu
 
 namespace ew::test {
 namespace {
@@ -125,8 +129,19 @@ TEST_F(Cuda, ManagedMemoryAtEveryOffset) {
     }
 }
 
+// The architecture the backend launches its kernels as is the code that runs: a build
+// without code for this GPU runs an older architecture's PTX, which has no bulk copies and
+// no wait for the previous grid, and must be launched as that architecture (the rest of
+// this suite then checks the results of that build, e.g. CMAKE_CUDA_ARCHITECTURES=80 on an H100).
+TEST_F(Cuda, KernelArchitectureIsTheCodeThatRuns) {
+  int arch = 0;
+  ASSERT_EQ(detail::cuda::kernel_architecture(arch), cudaSuccess);
+  EXPECT_EQ(arch * 10, architecture_seen_by_a_kernel());
+  std::printf("[ INFO     ] this build's kernels run as compute_%d here\n", arch);
+}
+
 // From 2^20 16-byte vectors on, sm_90+ runs the bulk-copy kernel when the operands share
-// the output's alignment, the vector kernel otherwise: every op in f32 and f64 gives the
+// the output's alignment (and the build has sm_90+ code), the vector kernel otherwise: every op in f32 and f64 gives the
 // scalar bits, guards untouched.
 TEST_F(Cuda, LargeArraysThroughTheBulkAndVectorKernels) {
   Context ctx(Backend::cuda);
