@@ -544,6 +544,9 @@ __global__ void __launch_bounds__(threads_per_cta)
     staged_kernel(const T* __restrict__ x, const T* __restrict__ y, std::size_t n, std::size_t blocks, int slots,
                   int run_log2, Header* header, double* nodes, compute_t<T>* out, double* node_out,
                   Header* host_header) {
+  // Code for sm_90 and later alone (the copy engine); compiled for an older architecture the
+  // kernel is empty, and the host never launches it there (LaunchShape::major).
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   constexpr int w = Width<kind, T>::value;
   constexpr bool two = kind == Kind::dot;
   constexpr int arrays = two ? 2 : 1;
@@ -558,7 +561,6 @@ __global__ void __launch_bounds__(threads_per_cta)
   const std::size_t run = std::size_t(1) << run_log2, unit_blocks = std::size_t(warps_per_cta) << run_log2;
   const std::size_t units = (blocks + unit_blocks - 1) >> (log2_of(warps_per_cta) + run_log2), ctas = gridDim.x;
   wait_for_previous_grid();  // as sum_kernel
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   const int lane = static_cast<int>(threadIdx.x % 32), warp = static_cast<int>(threadIdx.x / 32);
   const std::size_t full = n / plan::block_elements;
   // This warp's plan blocks, in the order it reads them: its j-th is unit blockIdx.x + (j / R) ctas's
@@ -662,9 +664,9 @@ __global__ void __launch_bounds__(threads_per_cta)
       nodes[u * w + c] = register_tree<warps_per_cta>(v, m < warps_per_cta ? static_cast<int>(m) : warps_per_cta);
     }
   }
-#endif
   if (last_to_arrive(header, last))
     finish_tree<kind, T>(nodes, units, header, out, node_out, host_header, warp_nodes);
+#endif
 }
 
 // min/max: the winner of a (value, index) pair and another, as the plan says.
