@@ -62,11 +62,11 @@ class DeviceScope {
   int previous_ = 0;
 };
 
-// Why the product's kernels cannot run on a device of compute capability major.minor.
-std::string no_kernels_for(int major, int minor, cudaError_t e) {
-  return "this build has no kernel code that runs on sm_" + std::to_string(major) + std::to_string(minor) +
-         " (cudaFuncGetAttributes: " + describe(e) + "); rebuild with CMAKE_CUDA_ARCHITECTURES including " +
-         std::to_string(major) + std::to_string(minor);
+// The errors that say this build has no kernel code the device can run (any other is the
+// device's or the context's, reported as such).
+bool no_code_for_device(cudaError_t e) {
+  return e == cudaErrorNoKernelImageForDevice || e == cudaErrorInvalidKernelImage || e == cudaErrorUnsupportedPtxVersion ||
+         e == cudaErrorInvalidPtx || e == cudaErrorJitCompilerNotFound || e == cudaErrorJitCompilationDisabled;
 }
 
 cudaError_t malloc_device(void** p, std::size_t bytes) { return cudaMalloc(p, bytes); }
@@ -104,10 +104,15 @@ class CudaBackend final : public BackendImpl {
     check(cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, device_), "cudaDeviceGetAttribute");
     shape_.memory_bytes_per_second = 2.0 * clock_khz * 1e3 * bus_bits / 8;  // two transfers a clock over the bus
     // The product's kernels as the driver loads them for this device: a build without code
-    // for it runs an older architecture's PTX, launched as on that architecture.
+    // for it runs an older architecture's, launched as on that architecture.
     int arch = 0;
-    if (const cudaError_t e = kernel_architecture(arch); e != cudaSuccess)
-      throw Error(Errc::backend_unavailable, "cuda: " + no_kernels_for(major_, minor_, e));
+    const cudaError_t e = kernel_architecture(arch);
+    if (no_code_for_device(e))
+      throw Error(Errc::backend_unavailable, "cuda: this build has no kernel code that runs on sm_" +
+                                                 std::to_string(major_) + std::to_string(minor_) + " (" + describe(e) +
+                                                 "); rebuild with CMAKE_CUDA_ARCHITECTURES including " +
+                                                 std::to_string(major_) + std::to_string(minor_));
+    check(e, "cudaFuncGetAttributes");
     shape_.major = std::min(major_, arch / 10);
     if (o.stream) {
       stream_ = static_cast<cudaStream_t>(o.stream);
@@ -327,18 +332,8 @@ Probe probe() {
     cudaGetLastError();
     return {false, "device 0 cannot be queried (cudaGetDeviceProperties: " + describe(e) + ")", ""};
   }
-  // The kernels as the driver loads them for device 0 (kernel_architecture asks the current device).
-  int previous = 0, arch = 0;
-  cudaGetDevice(&previous);
-  cudaSetDevice(0);
-  e = kernel_architecture(arch);
-  cudaSetDevice(previous);
-  if (e != cudaSuccess) return {false, no_kernels_for(prop.major, prop.minor, e), ""};
   std::string detail = std::string(prop.name) + ", sm_" + std::to_string(prop.major) + std::to_string(prop.minor) +
                        ", " + std::to_string(prop.multiProcessorCount) + " SMs, driver " + version_string(driver);
-  if (arch < prop.major * 10 + prop.minor)
-    detail += ", this build's kernels run as compute_" + std::to_string(arch) +
-              (arch < 90 && prop.major >= 9 ? " (no bulk copies, dependent launches or staged reductions)" : "");
   if (count > 1) detail += " (device 0 of " + std::to_string(count) + ")";
   return {true, "", detail};
 }

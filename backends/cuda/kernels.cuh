@@ -348,6 +348,8 @@ __global__ void __launch_bounds__(kThreads) bulk_kernel(const StreamArgs<T> p, c
   Store::template store<op, T>(p, reinterpret_cast<T*>(shared),
                                reinterpret_cast<const T*>(shared + std::size_t(tile) * 16), first, count);
   if (threadIdx.x == 0) Store::finish();
+#elif defined(__CUDA_ARCH__)
+  __trap();  // never launched on code below sm_90 (LaunchShape::major): a launch here is a bug, made loud
 #endif
 }
 

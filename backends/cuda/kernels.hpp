@@ -19,7 +19,7 @@ struct LaunchShape {
   // where this build has no code for the device (kernel_architecture). Bulk copies,
   // dependent launch and the staged reductions need 9.
   int major = 0;
-  double memory_bytes_per_second = 0;  // the memory's peak (0 where the GPU reports neither clock nor bus)
+  double memory_bytes_per_second = 0;  // the memory's peak (0 where the GPU reports no clock or no bus width)
   // Resident blocks per multiprocessor of each kernel, by [op][dtype][aligned];
   // 0 until first asked for (cudaOccupancyMaxActiveBlocksPerMultiprocessor).
   int blocks_per_sm[op_count][kDtypes][2] = {};
@@ -29,11 +29,12 @@ struct LaunchShape {
 
 // The virtual architecture (90 for compute_90) the product's nvcc-compiled kernels run as on
 // the current device: the device's own where the build has code for it; an older one where
-// the driver compiled that architecture's PTX instead (CMAKE_CUDA_ARCHITECTURES without the
-// device's, e.g. 80 on an H100). Code compiled for an architecture below 90 has no bulk
-// copies and no wait for the previous grid (they compile to nothing there), so such a build
-// must be launched as on a pre-sm_90 GPU. An error where no code of the build runs on the
-// device. Every .cu file of the backend is compiled for the same architectures.
+// it has not (CMAKE_CUDA_ARCHITECTURES without the device's, e.g. 80 on an H100: the driver
+// compiles the compute_80 PTX; or sm_80 code on an sm_86 GPU). Code compiled for an
+// architecture below 90 has no bulk copies and no wait for the previous grid, so it must be
+// launched as on a pre-sm_90 GPU. An error where no code of the build runs on the device
+// (or the device's own error). Every .cu file of the backend is compiled for the same
+// architectures.
 cudaError_t kernel_architecture(int& arch);
 
 // Enqueues out = op(a, b) on `stream`; pointers may be at any element offset. Returns

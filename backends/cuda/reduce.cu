@@ -544,8 +544,8 @@ __global__ void __launch_bounds__(threads_per_cta)
     staged_kernel(const T* __restrict__ x, const T* __restrict__ y, std::size_t n, std::size_t blocks, int slots,
                   int run_log2, Header* header, double* nodes, compute_t<T>* out, double* node_out,
                   Header* host_header) {
-  // Code for sm_90 and later alone (the copy engine); compiled for an older architecture the
-  // kernel is empty, and the host never launches it there (LaunchShape::major).
+  // Code for sm_90 and later alone (the copy engine); the host never launches it on an older
+  // architecture's code (LaunchShape::major).
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   constexpr int w = Width<kind, T>::value;
   constexpr bool two = kind == Kind::dot;
@@ -666,6 +666,8 @@ __global__ void __launch_bounds__(threads_per_cta)
   }
   if (last_to_arrive(header, last))
     finish_tree<kind, T>(nodes, units, header, out, node_out, host_header, warp_nodes);
+#elif defined(__CUDA_ARCH__)
+  __trap();  // never launched there: a launch would be a bug, made loud instead of a result never written
 #endif
 }
 

@@ -26,7 +26,7 @@ class Reducer {
   // caller). Waits for the stream, the result on the host when it returns; with
   // call.result, the kernel stores the value there and nothing waits. With call.node, the
   // value is the tree's root before the finish, stored as a double.
-  ReduceResult run(const ReduceCall& call, cudaStream_t stream, const LaunchShape& shape);
+  ReduceResult run(const ReduceCall& call, cudaStream_t stream, const LaunchShape& device);
 
  private:
   void reserve(std::size_t bytes, cudaStream_t stream);

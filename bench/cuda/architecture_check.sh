@@ -5,7 +5,8 @@
 # build-gpu-arch<LIST>, build ew-info and the cuda tests, then ew-info, the cuda backend's
 # own tests (Cuda.*, among them Cuda.KernelArchitectureIsTheCodeThatRuns), the shared op
 # suite on cuda and the cuda reduction tests: every result bit for bit against scalar
-# whatever code the driver runs. Logs go to $OUT (default ./out), one per list and step.
+# whatever code the driver runs. A list with no code the GPU can run (100-real on an H100)
+# stops after ew-info, whose cuda context is refused with the reason. Logs go to $OUT (default ./out), one per list and step.
 # Usage, from the repository root on a GPU machine (see docs/gpu.md):
 #   bash bench/cuda/architecture_check.sh [ARCHITECTURES ...]     e.g. 80 90 "80-real;90-real"
 set -uo pipefail
@@ -20,7 +21,9 @@ for archs in "$@"; do
     "-DCMAKE_CUDA_ARCHITECTURES=$archs" > /dev/null || { status=1; continue; }
   cmake --build "$build" -j 16 --target ew-info ew_cuda_tests ew_tests ew_reduce_tests > "$out/arch$tag-build.log" 2>&1 ||
     { tail -40 "$out/arch$tag-build.log"; status=1; continue; }
-  "$build"/tools/ew-info | tee "$out/arch$tag-info.log" | grep -E "^  cuda"
+  "$build"/tools/ew-info | tee "$out/arch$tag-info.log" | grep -E "^  cuda|^expressions on cuda"
+  # A list with no code this GPU can run (e.g. 100-real on an H100): a context is refused, with the reason.
+  if grep -q "has no kernel code" "$out/arch$tag-info.log"; then echo "no code for this GPU: contexts refused"; continue; fi
   for t in "tests/cuda/ew_cuda_tests Cuda.*" "tests/ew_tests cuda/*" "tests/reduce/ew_reduce_tests cuda/*"; do
     read -r binary filter <<< "$t"
     step "$binary --gtest_filter=$filter ($archs)"

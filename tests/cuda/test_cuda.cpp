@@ -129,15 +129,22 @@ TEST_F(Cuda, ManagedMemoryAtEveryOffset) {
     }
 }
 
-// The architecture the backend launches its kernels as is the code that runs: a build
-// without code for this GPU runs an older architecture's PTX, which has no bulk copies and
-// no wait for the previous grid, and must be launched as that architecture (the rest of
-// this suite then checks the results of that build, e.g. CMAKE_CUDA_ARCHITECTURES=80 on an H100).
+// kernel_architecture, which the backend launches its kernels by, names the code that runs
+// on the context's GPU (a kernel of this test, built for the same architectures, reports
+// its __CUDA_ARCH__). That the launches follow it is what the rest of the suite checks in a
+// build without code for the GPU (bench/cuda/architecture_check.sh: CMAKE_CUDA_ARCHITECTURES=80
+// on an H100, whose compute_80 code has no bulk copies and no wait for the previous grid).
 TEST_F(Cuda, KernelArchitectureIsTheCodeThatRuns) {
-  int arch = 0;
-  ASSERT_EQ(detail::cuda::kernel_architecture(arch), cudaSuccess);
-  EXPECT_EQ(arch * 10, architecture_seen_by_a_kernel());
-  std::printf("[ INFO     ] this build's kernels run as compute_%d here\n", arch);
+  Context ctx(Backend::cuda);
+  int previous = 0, arch = 0;
+  ASSERT_EQ(cudaGetDevice(&previous), cudaSuccess);
+  ASSERT_EQ(cudaSetDevice(ctx.device()), cudaSuccess);
+  const cudaError_t e = detail::cuda::kernel_architecture(arch);
+  const int seen = architecture_seen_by_a_kernel();
+  cudaSetDevice(previous);
+  ASSERT_EQ(e, cudaSuccess);
+  EXPECT_EQ(arch * 10, seen);
+  std::printf("[ INFO     ] this build's kernels run as compute_%d on device %d\n", arch, ctx.device());
 }
 
 // From 2^20 16-byte vectors on, sm_90+ runs the bulk-copy kernel when the operands share
