@@ -86,7 +86,9 @@ constexpr int default_ctas_per_sm = -1;  // no cap: one warp per run
 // staged kernel read it 0.4-2.3 % faster at 2^24..2^28 (two machines, warm and cold), on the
 // H200 (36.5) 0.1-2.0 % slower. It reads an f32 element from shared memory in a load of its
 // own, two arrays, where the register kernel takes four in a 16-byte load: more instructions
-// a byte, which the faster memory behind each SM makes the bound (likely; not profiled).
+// a byte, which the faster memory behind each SM makes the bound (likely; not profiled). The
+// threshold lies between the two GPUs measured: two points, not a model (an H100 NVL, 29.5 GB/s
+// an SM, and a GH200, about 30, were not measured).
 struct StagedRange {
   std::size_t from, below;
 };
