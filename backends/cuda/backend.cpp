@@ -43,25 +43,6 @@ int choose_device(const ContextOptions& o) {
   return device;
 }
 
-// Makes `device` current for a scope and gives the caller's thread its own device back:
-// a library call must not change which GPU the application's next CUDA call goes to.
-class DeviceScope {
- public:
-  explicit DeviceScope(int device) : device_(device) {
-    check(cudaGetDevice(&previous_), "cudaGetDevice");
-    if (previous_ != device_) check(cudaSetDevice(device_), "cudaSetDevice");
-  }
-  ~DeviceScope() {
-    if (previous_ != device_) cudaSetDevice(previous_);
-  }
-  DeviceScope(const DeviceScope&) = delete;
-  DeviceScope& operator=(const DeviceScope&) = delete;
-
- private:
-  int device_;
-  int previous_ = 0;
-};
-
 // The errors that say this build has no kernel code the device can run (any other is the
 // device's or the context's, reported as such).
 bool no_code_for_device(cudaError_t e) {

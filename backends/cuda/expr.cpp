@@ -11,6 +11,7 @@
 #include "ew_internal/reduce_plan.hpp"
 #include "expr_cache.hpp"
 #include "expr_launch_tuning.hpp"
+#include "kernels.hpp"  // sm90_features
 #include "nvrtc.hpp"
 
 namespace ew::detail::cuda {
@@ -288,7 +289,7 @@ void ExprRunner::launch(Known& known, const Program& p, ExprKernelArgs& args, co
   if (!known.kernel[which]) known.kernel[which] = &expr_kernel(p, which == 0, arch_);
   const CompiledExpr& kernel = *known.kernel[which];
   const int bulk = tuned_bulk.load(std::memory_order_relaxed);
-  if (kernel.bulk && major_ >= 9 && (bulk > 0 || (bulk == 0 && args.groups >= kExprBulkMinGroups))) {
+  if (kernel.bulk && sm90_features(major_) && (bulk > 0 || (bulk == 0 && args.groups >= kExprBulkMinGroups))) {
     const std::size_t target = tuned_bulk_target.load(std::memory_order_relaxed);
     launch_bulk(known, kernel, args, target ? target : bulk_bytes_in_flight_, stream);
     return;
@@ -308,7 +309,7 @@ void ExprRunner::launch(Known& known, const Program& p, ExprKernelArgs& args, co
   if (blocks < 1) blocks = 1;
 
   cudaLaunchAttribute attribute[1];
-  const cudaLaunchConfig_t config = launch_config(blocks, 0, stream, major_ >= 9, attribute);
+  const cudaLaunchConfig_t config = launch_config(blocks, 0, stream, sm90_features(major_), attribute);
   void* argv[] = {&args};
   check(cudaLaunchKernelExC(&config, function, argv), "expression kernel launch");
 }
@@ -353,7 +354,7 @@ void ExprRunner::reduce(const ExprCall& c, bool magnitude, std::size_t run_block
   if (blocks > 0x7fffffffu)
     throw Error(Errc::size_overflow, "cuda expression reduction: too many runs for one grid (" + std::to_string(runs) + ")");
   cudaLaunchAttribute attribute[1];
-  const cudaLaunchConfig_t config = launch_config(blocks, 0, stream, major_ >= 9, attribute);
+  const cudaLaunchConfig_t config = launch_config(blocks, 0, stream, sm90_features(major_), attribute);
   void* argv[] = {&args, &r};
   check(cudaLaunchKernelExC(&config, reinterpret_cast<const void*>(kernel.kernel), argv),
         "expression reduction kernel launch");

@@ -20,7 +20,7 @@ constexpr std::uint64_t kBulkMinVectors = std::uint64_t(1) << 20;
 template <Op op, class T, bool Aligned>
 cudaError_t launch_typed(const StreamArgs<T>& p, int& blocks_per_sm, int& bulk_tile, const LaunchShape& shape,
                          cudaStream_t stream) {
-  const bool hopper = shape.major >= 9;
+  const bool hopper = sm90_features(shape.major);
   if (Aligned && hopper && p.vectors >= kBulkMinVectors) {
     using Store = std::conditional_t<is_storage16_v<T>, BulkStore, ElementStore>;
     if (bulk_tile == 0) {

@@ -12,6 +12,12 @@ namespace ew::detail::cuda {
 // Every DType (f32, f64, f16, bf16), indexed by its value.
 inline constexpr int kDtypes = 4;
 
+// Bulk copies (cp.async.bulk), the wait for the previous grid (programmatic dependent launch)
+// and the staged reductions are sm_90 instructions: code compiled for an older architecture
+// has none of them (its kernels compile them out), so it must be launched without them.
+// `major` is that of the code that runs (LaunchShape::major; the device's own for NVRTC code).
+constexpr bool sm90_features(int major) { return major >= 9; }
+
 // Per-device launch shape, filled once per context so a launch makes no query.
 struct LaunchShape {
   int sm_count = 0;

@@ -1026,13 +1026,11 @@ SumKernel take_last_sum_kernel() { return std::exchange(last_sum, SumKernel::non
 // The question Reducer::staged_blocks asks, for the (f32 sum) kernel whose shared memory every
 // staged kernel has.
 bool staged_kernel_supported(int device, int slots) {
-  int previous = 0, major = 0, arch = 0;
-  if (cudaGetDevice(&previous) != cudaSuccess || cudaSetDevice(device) != cudaSuccess) return false;
-  const bool supported = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
-                         major >= 9 && kernel_architecture(arch) == cudaSuccess && arch >= 90 &&
-                         staged_resident<float>(Kind::sum, slots) > 0;
-  cudaSetDevice(previous);
-  return supported;
+  const DeviceScope scope(device);
+  int major = 0, arch = 0;
+  return cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
+         sm90_features(major) && kernel_architecture(arch) == cudaSuccess && sm90_features(arch / 10) &&
+         staged_resident<float>(Kind::sum, slots) > 0;
 }
 
 const ReduceShape* reduce_shapes(std::size_t* count) {
@@ -1115,7 +1113,7 @@ void Reducer::reserve(std::size_t bytes, cudaStream_t stream) {
 int Reducer::staged_blocks(const ReduceCall& c, const ReduceTuning& t, int major) {
   const bool aligned = reinterpret_cast<std::uintptr_t>(c.x) % 16 == 0 &&
                        (c.kind != Kind::dot || reinterpret_cast<std::uintptr_t>(c.y) % 16 == 0);
-  if (major < 9 || t.staged <= 0 || !aligned || (c.dtype != DType::f32 && c.dtype != DType::f64)) return 0;
+  if (!sm90_features(major) || t.staged <= 0 || !aligned || (c.dtype != DType::f32 && c.dtype != DType::f64)) return 0;
   int& b = staged_resident_[c.dtype == DType::f64][static_cast<int>(c.kind)][t.stage_slots];
   if (b == 0) {
     b = c.dtype == DType::f64 ? staged_resident<double>(c.kind, t.stage_slots)
@@ -1154,7 +1152,7 @@ ReduceResult Reducer::run(const ReduceCall& c, cudaStream_t stream, const Launch
     throw Error(Errc::internal, std::string(c.call) + ": node mode takes sums of one accumulator");
   Launch l{};
   l.stream = stream;
-  l.dependent = device.major >= 9 && t.dependent_launch == 0;
+  l.dependent = sm90_features(device.major) && t.dependent_launch == 0;
   l.blocks = plan::block_count(c.n);
   if (extremum) {
     // One wave: the CUDA blocks that fit on the GPU share the plan blocks evenly (a forced
