@@ -9,9 +9,9 @@
 // thus computes V plan blocks at a time, combines them (a node of the canonical tree, V
 // being a power of two) and folds those nodes into its run: an aligned power-of-two run of
 // plan blocks, itself a node of the tree, written as one partial. Warps take runs in
-// grid-stride order and never wait for each other. The CUDA block that started last
-// combines the runs' partials by the tree as they arrive (finish_tree), finishes (sqrt,
-// Blue's scaling, rounding to the data's type) and writes the result.
+// grid-stride order and never wait for each other. The last CUDA block to finish (an
+// acq_rel atomic counter) combines the runs' partials by the tree, finishes
+// (sqrt, Blue's scaling, rounding to the data's type) and writes the result.
 //
 // The staged kernel (staged_kernel, sm_90+) computes the same tree from plan blocks that the
 // copy engine brings into shared memory, units of them taken in grid-stride order; it is the
@@ -96,7 +96,7 @@ constexpr StagedRange staged_norm2_f64{12, ~std::size_t(0)}, staged_dot_f64{24, 
     staged_dot_f32{48, ~std::size_t(0)};
 constexpr double staged_dot_f32_below_bytes_per_second_per_sm = 30e9;
 constexpr int default_stage_slots = 2;
-// ... and units of plan blocks for at most this many unit nodes (the finishing block's work;
+// ... and units of plan blocks for at most this many unit nodes (the last CUDA block's work;
 // sum_kernel's runs: 2048 at 2^28): R = 1 to 2^26, 2 at 2^27, 4 at 2^28.
 constexpr std::size_t staged_units = 4096;
 // Below this many plan blocks per SM, one lane per thread (more warps: small sizes are
@@ -112,16 +112,15 @@ constexpr int threads_per_cta = warps_per_cta * 32;
 static_assert(threads_per_cta == kThreads, "launched by kernels.cuh's launch_kernel");
 constexpr std::size_t max_run_blocks = std::size_t(1) << 20;
 constexpr int rows = static_cast<int>(plan::block_elements / plan::lanes);  // 64 per plan block
-constexpr int final_in_registers = 16;  // finishing block: nodes a thread loads at once
+constexpr int final_in_registers = 16;  // last block: nodes a thread loads at once
 
-// Workspace layout: the counter, the result, then the partials' slots (and min/max indices).
+// Workspace layout: the counter, the result, then the partials (and min/max indices).
 // The result also goes to the host's copy of the header when the call returns it to the
-// host: pinned memory mapped into the device's address space, which the finishing block
+// host: pinned memory mapped into the device's address space, which the last CUDA block
 // writes directly (so the call needs no copy after the kernel: BabelStream's CUDA Dot does
 // the same with its partial sums).
 struct Header {
-  // CUDA blocks started (sums) or done (min/max); the finishing block resets it to 0.
-  unsigned int count;
+  unsigned int finished;  // CUDA blocks done; the last one resets it to 0
   unsigned int pad;
   double value;
   unsigned long long index;
@@ -261,82 +260,27 @@ __device__ __forceinline__ double threads_tree_from(double v, int lane) {
 
 __host__ __device__ constexpr int log2_of(std::size_t v) { return v > 1 ? 1 + log2_of(v / 2) : 0; }
 
-// The sums' nodes (runs' and units' partials) go to the workspace's slots, and the CUDA block
-// that started last combines them as they arrive: a slot holds `empty_node` until its node is
-// stored, and the finishing block loads each slot until it holds a node, then empties it again
-// for the next launch (every workspace byte past the Header is 0xff between launches; the
-// min/max kernel empties the slots it uses too). A node is all a slot carries, stored and
-// loaded as one 8-byte relaxed atomic, so no fence is needed; the counter that said which
-// block was last to finish (an acq_rel atomic: a fence, the atomic's round trip, then the
-// loads' round trip, on the call's critical path) is gone. Waiting cannot deadlock: every
-// other CUDA block had started before the last one took its ticket, and none of them waits.
-constexpr unsigned long long empty_node = ~0ull;  // a NaN the kernels never store (store_node)
-
-// A node into its slot. Any NaN as the default one (the tree's result is NaN either way), so
-// that no node is ever `empty_node`.
-__device__ __forceinline__ void store_node(double* slot, double v) {
-  const unsigned long long bits =
-      v != v ? 0x7ff8000000000000ull : static_cast<unsigned long long>(__double_as_longlong(v));
-  ::cuda::atomic_ref<unsigned long long, ::cuda::thread_scope_device>(*reinterpret_cast<unsigned long long*>(slot))
-      .store(bits, ::cuda::memory_order_relaxed);
-}
-
-__device__ __forceinline__ unsigned long long load_slot(const double* slot) {
-  return ::cuda::atomic_ref<unsigned long long, ::cuda::thread_scope_device>(
-             *reinterpret_cast<unsigned long long*>(const_cast<double*>(slot)))
-      .load(::cuda::memory_order_relaxed);
-}
-
-// The nodes in slots[0], slots[stride], ... (m of them, m <= M) into r (+0 past m), each
-// once it is stored, the slots emptied. The loads go out together, and again together for
-// the slots still empty, so that the wait after the last node lands is one round trip. A
-// node that never comes would be a bug: after about a minute of waiting the kernel traps (a
-// device error for the caller) instead of hanging.
-template <int M>
-__device__ __forceinline__ void take_nodes(double* slots, std::size_t stride, int m, double (&r)[M]) {
-  unsigned long long bits[M];
-#pragma unroll
-  for (int i = 0; i < M; ++i) bits[i] = i < m ? load_slot(slots + i * stride) : 0ull;
-  for (unsigned polls = 0;; ++polls) {
-    bool waiting = false;
-#pragma unroll
-    for (int i = 0; i < M; ++i) waiting |= bits[i] == empty_node;
-    if (!waiting) break;
-    if (polls >= 32) __nanosleep(1000);
-    if (polls == (1u << 26)) __trap();
-#pragma unroll
-    for (int i = 0; i < M; ++i)
-      if (bits[i] == empty_node) bits[i] = load_slot(slots + i * stride);
-  }
-#pragma unroll
-  for (int i = 0; i < M; ++i) {
-    if (i < m) reinterpret_cast<unsigned long long*>(slots)[i * stride] = empty_node;
-    r[i] = i < m ? __longlong_as_double(static_cast<long long>(bits[i])) : 0.0;
-  }
-}
-
-// Thread 0's ticket (0 elsewhere): how many CUDA blocks started before its own. Taken first
-// and compared last (finishes), so that no thread waits for the atomic's answer.
-__device__ __forceinline__ unsigned take_ticket(Header* header) {
-  if (threadIdx.x != 0) return 0;
-  ::cuda::atomic_ref<unsigned int, ::cuda::thread_scope_device> started(header->count);
-  return started.fetch_add(1u, ::cuda::memory_order_relaxed);
-}
-
-// True in the CUDA block that started last (its whole block, after a barrier).
-__device__ __forceinline__ bool finishes(unsigned ticket, bool& finisher) {
-  if (threadIdx.x == 0) finisher = ticket == gridDim.x - 1;
+// True in the last CUDA block of the grid to get here. Thread 0's count is a release of
+// every partial this CUDA block wrote (the barrier orders its warps' stores before it) and
+// an acquire of every other block's (the barrier after it orders this block's loads after
+// it): one acq_rel atomic instead of __threadfence, a sequentially consistent fence
+// (MEMBAR.SC.GPU) after every partial and again before the combine.
+__device__ __forceinline__ bool last_to_arrive(Header* header, bool& last) {
   __syncthreads();
-  return finisher;
+  if (threadIdx.x == 0) {
+    ::cuda::atomic_ref<unsigned int, ::cuda::thread_scope_device> finished(header->finished);
+    last = finished.fetch_add(1u, ::cuda::memory_order_acq_rel) == gridDim.x - 1;
+  }
+  __syncthreads();
+  return last;
 }
 
-// The finishing block's work: the canonical tree over `count` nodes of equal size (the
-// partials of aligned runs or groups of plan blocks; node i's accumulator c in the slot
-// nodes[i w + c]), each taken as it arrives, the finish (sqrt, Blue's scaling, rounding to
-// the data's type) and the stores of the result. Leaves the slots empty and the counter at 0
-// for the next launch.
+// The last CUDA block's work: the canonical tree over `count` nodes of equal size (the
+// partials of aligned runs or groups of plan blocks; node i's accumulator c at
+// nodes[i w + c]), the finish (sqrt, Blue's scaling, rounding to the data's type) and the
+// stores of the result. Leaves the counter at 0 for the next launch.
 template <Kind kind, class T>
-__device__ void finish_tree(double* nodes, std::size_t count_all, Header* header, compute_t<T>* out,
+__device__ void finish_tree(const double* nodes, std::size_t count_all, Header* header, compute_t<T>* out,
                             double* node_out, Header* host_header, double (*warp_nodes)[warps_per_cta]) {
   constexpr int w = Width<kind, T>::value;
   // Each thread first takes an aligned power-of-two range of nodes (a node itself).
@@ -345,7 +289,7 @@ __device__ void finish_tree(double* nodes, std::size_t count_all, Header* header
   const std::size_t lo = static_cast<std::size_t>(threadIdx.x) * per;
   const std::size_t count = lo < count_all ? (count_all - lo < per ? count_all - lo : per) : 0;
   const int ranges = static_cast<int>((count_all + per - 1) / per);
-  // Taken 16 at a time (take_nodes), each 16 an aligned node.
+  // Loaded 16 at a time (independent loads in flight), each 16 an aligned node.
   double v[3] = {0.0, 0.0, 0.0};
   if (count > 0)
 #pragma unroll
@@ -354,7 +298,8 @@ __device__ void finish_tree(double* nodes, std::size_t count_all, Header* header
         const std::size_t at = lo + k * final_in_registers;
         const int m = static_cast<int>(lo + count - at < final_in_registers ? lo + count - at : final_in_registers);
         double r[final_in_registers];
-        take_nodes(nodes + at * w + c, w, m, r);
+#pragma unroll
+        for (int i = 0; i < final_in_registers; ++i) r[i] = i < m ? __ldcg(nodes + (at + i) * w + c) : 0.0;
         return register_tree<final_in_registers>(r, m);
       });
   block_tree<w>(v, ranges, warp_nodes);
@@ -366,7 +311,7 @@ __device__ void finish_tree(double* nodes, std::size_t count_all, Header* header
     if (node_out) *node_out = acc[0];
     else if (out) *out = static_cast<compute_t<T>>(header->value);
     if (host_header) host_header->value = header->value, host_header->index = 0;
-    header->count = 0;
+    header->finished = 0;
   }
 }
 
@@ -457,12 +402,11 @@ __global__ void __launch_bounds__(threads_per_cta)
   constexpr int w = Width<kind, T>::value;
   constexpr int G = 32 / V;  // threads per plan block
   __shared__ double warp_nodes[3][warps_per_cta];
-  __shared__ bool finisher;
+  __shared__ bool last;
   // Nothing global before the kernel ahead of this one on the stream has finished: the
   // workspace and the operands may be its. Launched right after it, this grid's blocks take
   // SMs as that kernel's leave, instead of after a launch gap.
   wait_for_previous_grid();
-  const unsigned ticket = take_ticket(header);
   const int lane = static_cast<int>(threadIdx.x % 32), warp = static_cast<int>(threadIdx.x / 32);
   const int group = lane / G, q = lane % G;
   const std::size_t warps = static_cast<std::size_t>(gridDim.x) * warps_per_cta;
@@ -535,10 +479,11 @@ __global__ void __launch_bounds__(threads_per_cta)
       for (int c = 0; c < w; ++c) r[c] = plan::add(__shfl_sync(0xffffffffu, level[c], d), r[c]);
     if (lane == 0)
 #pragma unroll
-      for (int c = 0; c < w; ++c) store_node(partials + run * w + c, r[c]);
+      for (int c = 0; c < w; ++c) partials[run * w + c] = r[c];
   }
-  // 2. The CUDA block that started last combines the runs' partials.
-  if (finishes(ticket, finisher)) finish_tree<kind, T>(partials, runs, header, out, node_out, host_header, warp_nodes);
+  // 2. The last CUDA block to finish combines the runs' partials.
+  if (last_to_arrive(header, last))
+    finish_tree<kind, T>(partials, runs, header, out, node_out, host_header, warp_nodes);
 }
 
 // ---- The staged kernel (sm_90+, f32 and f64, operands 16-byte aligned): the same plan,
@@ -557,8 +502,8 @@ __global__ void __launch_bounds__(threads_per_cta)
 // The tree: the lane trees of a warp's plan blocks 8 at a time (lane_trees), a warp's R
 // plan blocks by shuffles into the warp's node of the unit, kept in shared memory; when
 // every warp is done, the CUDA block combines each of its units' 8 warp nodes and writes
-// the unit's node, and the CUDA block that started last combines the units' nodes as
-// sum_kernel combines its runs'. No fence while the array is read: a fence at gpu scope waits for
+// the unit's node, and the last CUDA block combines the units' nodes as sum_kernel
+// combines its runs'. No fence while the array is read: a fence at gpu scope waits for
 // the warp's copies in flight (a first form, with an acq_rel count a plan block, read
 // 7-42 % slower than the register kernel on an H200; docs/PERFORMANCE.md, "eleventh round").
 // It is the default where it measured faster than the register kernel
@@ -614,11 +559,10 @@ __global__ void __launch_bounds__(threads_per_cta)
   extern __shared__ __align__(128) unsigned char ring_space[];
   __shared__ __align__(8) unsigned long long barriers[warps_per_cta][max_stage_slots];
   __shared__ double warp_nodes[3][warps_per_cta];
-  __shared__ bool finisher;
+  __shared__ bool last;
   const std::size_t run = std::size_t(1) << run_log2, unit_blocks = std::size_t(warps_per_cta) << run_log2;
   const std::size_t units = (blocks + unit_blocks - 1) >> (log2_of(warps_per_cta) + run_log2), ctas = gridDim.x;
   wait_for_previous_grid();  // as sum_kernel
-  const unsigned ticket = take_ticket(header);
   const int lane = static_cast<int>(threadIdx.x % 32), warp = static_cast<int>(threadIdx.x / 32);
   const std::size_t full = n / plan::block_elements;
   // This warp's plan blocks, in the order it reads them: its j-th is unit blockIdx.x + (j / R) ctas's
@@ -719,11 +663,11 @@ __global__ void __launch_bounds__(threads_per_cta)
       double v[warps_per_cta];
 #pragma unroll
       for (int j = 0; j < warps_per_cta; ++j) v[j] = unit_space[(i * w + c) * warps_per_cta + j];
-      store_node(nodes + u * w + c,
-                 register_tree<warps_per_cta>(v, m < warps_per_cta ? static_cast<int>(m) : warps_per_cta));
+      nodes[u * w + c] = register_tree<warps_per_cta>(v, m < warps_per_cta ? static_cast<int>(m) : warps_per_cta);
     }
   }
-  if (finishes(ticket, finisher)) finish_tree<kind, T>(nodes, units, header, out, node_out, host_header, warp_nodes);
+  if (last_to_arrive(header, last))
+    finish_tree<kind, T>(nodes, units, header, out, node_out, host_header, warp_nodes);
 #elif defined(__CUDA_ARCH__)
   __trap();  // never launched there: a launch would be a bug, made loud instead of a result never written
 #endif
@@ -764,9 +708,8 @@ constexpr int extremum_loads = 8;  // 16-byte vectors a thread has in flight (12
 // element is all a thread needs to track: equal values keep the first index, and a NaN,
 // once held, is beaten by nothing (the first NaN wins). The up to V - 1 elements before
 // the first 16-byte boundary and after the last are compared by the plan's order itself.
-// Each CUDA block writes its winner; the last to finish (one acq_rel atomic: a block's
-// winner is two slots, value and index, which no single store carries) picks the winner of
-// those and empties the slots.
+// Each CUDA block writes its winner; the last to finish (one acq_rel atomic, as the sums)
+// picks the winner of those.
 template <Kind kind, class T>
 __global__ void __launch_bounds__(threads_per_cta)
     extremum_kernel(const T* __restrict__ x, std::size_t n, std::size_t per_cta, Header* header, double* partials,
@@ -845,8 +788,8 @@ __global__ void __launch_bounds__(threads_per_cta)
   if (t == 0) {
     partials[blockIdx.x] = v;
     indices[blockIdx.x] = at;
-    // Release of this block's winner, acquire of every other's.
-    ::cuda::atomic_ref<unsigned int, ::cuda::thread_scope_device> finished(header->count);
+    // Release of this block's winner, acquire of every other's (see sum_kernel).
+    ::cuda::atomic_ref<unsigned int, ::cuda::thread_scope_device> finished(header->finished);
     last = finished.fetch_add(1u, ::cuda::memory_order_acq_rel) == gridDim.x - 1;
   }
   __syncthreads();
@@ -854,12 +797,7 @@ __global__ void __launch_bounds__(threads_per_cta)
   v = is_min ? __longlong_as_double(0x7ff0000000000000LL) : __longlong_as_double(0xfff0000000000000LL);
   at = ~0ull;
   // (The barrier after `last` also ends thread 0's reads of sh above.)
-  // Each winner read, its slots emptied for the sums' next launch (see empty_node).
-  for (unsigned i = t; i < gridDim.x; i += threads_per_cta) {
-    take(is_min, v, at, __ldcg(partials + i), __ldcg(indices + i));
-    reinterpret_cast<unsigned long long*>(partials)[i] = empty_node;
-    indices[i] = empty_node;
-  }
+  for (unsigned i = t; i < gridDim.x; i += threads_per_cta) take(is_min, v, at, __ldcg(partials + i), __ldcg(indices + i));
   block_winner(is_min, v, at, sh, sh_index);
   if (t == 0) {
     // The winner's value with the bits the plan gives it (ew::half's exact conversion
@@ -868,7 +806,7 @@ __global__ void __launch_bounds__(threads_per_cta)
     header->value = v;
     header->index = at;
     if (host_header) host_header->value = v, host_header->index = at;
-    header->count = 0;
+    header->finished = 0;
   }
 }
 
@@ -1163,12 +1101,9 @@ void Reducer::reserve(std::size_t bytes, cudaStream_t stream) {
   if (bytes <= workspace_bytes_) return;
   if (workspace_) cudaFree(workspace_), workspace_ = nullptr, workspace_bytes_ = 0;
   check(cudaMalloc(&workspace_, bytes), "cudaMalloc of the reduction workspace");
-  // The counter starts at 0 and every slot empty (all ones: empty_node); every launch's
-  // finishing block leaves them so. On the context's stream: a non-blocking stream is not
-  // ordered after the legacy default one.
+  // The counter starts at 0; every launch's last CUDA block leaves it at 0. On the
+  // context's stream: a non-blocking stream is not ordered after the legacy default one.
   check(cudaMemsetAsync(workspace_, 0, sizeof(Header), stream), "cudaMemsetAsync of the reduction workspace");
-  check(cudaMemsetAsync(static_cast<char*>(workspace_) + sizeof(Header), 0xff, bytes - sizeof(Header), stream),
-        "cudaMemsetAsync of the reduction workspace");
   workspace_bytes_ = bytes;
 }
 
