@@ -15,6 +15,8 @@ namespace ew::detail::cuda {
 namespace {
 
 constexpr char kMagic[8] = {'E', 'W', 'C', 'U', 'B', 'I', 'N', '1'};
+// A cubin of one expression kernel is tens of KiB; a header claiming more is not ours.
+constexpr std::uint64_t kMaxPayloadBytes = std::uint64_t(256) << 20;
 
 struct Header {
   char magic[8];
@@ -86,14 +88,19 @@ std::string expr_cache_file(const std::string& dir, const std::string& key) {
 
 bool expr_cache_load(const std::string& dir, const std::string& key, std::string& payload) {
   if (dir.empty()) return false;
-  const int fd = ::open(expr_cache_file(dir, key).c_str(), O_RDONLY | O_CLOEXEC);
+  // Non-blocking, so that a FIFO or a device put where a cache file goes cannot hang the call.
+  const int fd = ::open(expr_cache_file(dir, key).c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return false;
   bool ok = false;
   Header h{};
   struct stat st {};
-  if (read_all(fd, &h, sizeof h) && std::memcmp(h.magic, kMagic, sizeof kMagic) == 0 &&
-      h.key_hash == fnv1a64(key.data(), key.size()) && h.key_bytes == key.size() && ::fstat(fd, &st) == 0 &&
-      static_cast<std::uint64_t>(st.st_size) == sizeof h + h.key_bytes + h.payload_bytes && h.payload_bytes > 0) {
+  // The sizes are checked by subtraction (a foreign header's sum could wrap) and against a
+  // bound, before anything is allocated for them.
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && read_all(fd, &h, sizeof h) &&
+      std::memcmp(h.magic, kMagic, sizeof kMagic) == 0 && h.key_hash == fnv1a64(key.data(), key.size()) &&
+      h.key_bytes == key.size() && static_cast<std::uint64_t>(st.st_size) >= sizeof h + h.key_bytes &&
+      h.payload_bytes == static_cast<std::uint64_t>(st.st_size) - sizeof h - h.key_bytes && h.payload_bytes > 0 &&
+      h.payload_bytes <= kMaxPayloadBytes) {
     std::string stored_key(key.size(), '\0'), data(h.payload_bytes, '\0');
     ok = read_all(fd, &stored_key[0], stored_key.size()) && stored_key == key && read_all(fd, &data[0], data.size()) &&
          checksum_of(key, data) == h.checksum;

@@ -24,6 +24,9 @@ struct ExprNode {
   Opcode op;
   DType dtype;
   bool weak;  // a plain number not yet typed by an operand: takes the dtype it meets
+  // An input, a param or a cast in the graph below. A weak node that reads is not a number:
+  // a select of numbers on a typed condition, or arithmetic of numbers on one.
+  bool reads = false;
   int slot = 0;
   int height = 1;  // longest path to a leaf: bounds every recursive walk of the graph
   double value = 0;
@@ -33,6 +36,12 @@ struct ExprNode {
 namespace {
 
 using NodePtr = std::shared_ptr<const ExprNode>;
+
+std::uint64_t bits_of(double v) {
+  std::uint64_t bits;
+  std::memcpy(&bits, &v, sizeof bits);
+  return bits;
+}
 
 constexpr const char* opcode_names[opcode_count] = {
     "input", "param", "const", "cast", "neg", "abs", "sqrt", "floor", "ceil", "trunc", "round", "exp",
@@ -56,8 +65,9 @@ NodePtr make(Opcode op, DType dtype, bool weak, NodePtr a = {}, NodePtr b = {}, 
   auto n = std::make_shared<ExprNode>();
   n->op = op, n->dtype = dtype, n->weak = weak;
   n->arg[0] = std::move(a), n->arg[1] = std::move(b), n->arg[2] = std::move(c);
+  n->reads = op == Opcode::input || op == Opcode::param || op == Opcode::cast;
   for (const auto& arg : n->arg)
-    if (arg) n->height = std::max(n->height, arg->height + 1);
+    if (arg) n->height = std::max(n->height, arg->height + 1), n->reads = n->reads || arg->reads;
   if (n->height > max_expr_nodes)
     throw Error(Errc::invalid_argument, std::string("ew::Expr: ") + to_string(op) + " would make an expression " +
                                             std::to_string(n->height) + " nodes deep, at most " +
@@ -99,12 +109,35 @@ double weak_value(const ExprNode* n) {
   return apply_instr<double>(n->op, v[0], v[1], v[2]);
 }
 
+NodePtr convert(const NodePtr& n, DType to);
+
+// A weak graph that reads (a select of numbers on a typed condition, and arithmetic of
+// numbers on it) meeting a 16-bit operand: made again in that dtype node by node, so that
+// its numbers are rounded to f32 as numbers meeting 16-bit data are, and its arithmetic
+// runs in f32 as the 16-bit nodes it joins do; a select's condition keeps its own dtype.
+// (Folded into one number, as an expression of numbers alone is, it lost its inputs.)
+// `made` holds the nodes already made, so that a shared node is made once.
+NodePtr retype16(const NodePtr& n, DType to, std::unordered_map<const ExprNode*, NodePtr>& made) {
+  if (!n->weak || !n->reads) return convert(n, to);
+  const auto found = made.find(n.get());
+  if (found != made.end()) return found->second;
+  NodePtr a[3];
+  for (int k = 0; k < arity(n->op); ++k)
+    a[k] = n->op == Opcode::select && k == 0 ? n->arg[0] : retype16(n->arg[k], to, made);
+  return made[n.get()] = make(n->op, to, false, a[0], a[1], a[2]);
+}
+
 // An operand brought to `to`: weak numbers are re-made in that dtype (rounded once);
 // typed operands of another dtype get an explicit cast node. An expression of numbers
 // meeting a 16-bit operand becomes its value rounded to f32, as a number does (a cast
-// node would round it to 16 bits).
+// node would round it to 16 bits); a weak graph that reads is made again in that type
+// (retype16).
 NodePtr convert(const NodePtr& n, DType to) {
   if (n->dtype == to) return n;
+  if (n->weak && n->reads && is_storage16(to)) {
+    std::unordered_map<const ExprNode*, NodePtr> made;
+    return retype16(n, to, made);
+  }
   const bool number = n->weak && (n->op == Opcode::constant || is_storage16(to));
   if (number) {
     auto c = make(Opcode::constant, to, false);
@@ -196,9 +229,8 @@ class Compiler {
     } else if (n->op == Opcode::constant) {
       in.value = n->value;
     }
-    std::uint64_t bits;
-    std::memcpy(&bits, &in.value, sizeof bits);
-    const Key key{static_cast<int>(in.op), static_cast<int>(in.dtype), in.arg[0], in.arg[1], in.arg[2], in.slot, bits};
+    const Key key{static_cast<int>(in.op), static_cast<int>(in.dtype), in.arg[0], in.arg[1], in.arg[2], in.slot,
+                  bits_of(in.value)};
     std::uint16_t index;
     if (auto it = merged_.find(key); it != merged_.end()) {
       index = it->second;
@@ -255,6 +287,11 @@ class Compiler {
     for (const Instr& in : p_.code) {
       int len = std::snprintf(line, sizeof line, "%s.%s", to_string(in.op), ew::to_string(in.dtype));
       if (in.op == Opcode::input || in.op == Opcode::param) len += std::snprintf(line + len, sizeof line - len, " %d", in.slot);
+      else if (in.op == Opcode::constant && std::isnan(in.value))
+        // %a writes every NaN as "nan": two constants differing in payload or sign would share
+        // a text (the cuda backend's cache key) but not their bits.
+        len += std::snprintf(line + len, sizeof line - len, " nan:%016llx",
+                             static_cast<unsigned long long>(bits_of(in.value)));
       else if (in.op == Opcode::constant) len += std::snprintf(line + len, sizeof line - len, " %a", in.value);
       for (int a = 0; a < arity(in.op); ++a) len += std::snprintf(line + len, sizeof line - len, " %%%d", in.arg[a]);
       p_.canonical.append(line, static_cast<std::size_t>(len)).push_back('\n');

@@ -5,12 +5,14 @@
 // compile error give their clear errors. Runs where NVRTC can be loaded (CI has the
 // toolkit); skips with the reason elsewhere.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <set>
 #include <string>
@@ -321,6 +323,12 @@ TEST_F(CudaExprCache, CorruptFilesAreIgnoredAndRebuilt) {
   std::string magic = good;
   magic[0] = 'X';
   EXPECT_TRUE(damaged(magic)) << "another format";
+  // A header whose sizes wrap around 2^64 to the file's size: refused before anything is
+  // allocated for them (it once threw std::length_error out of the call).
+  std::string wrapped = good.substr(0, 40);
+  const std::uint64_t huge = 0 - static_cast<std::uint64_t>(key.size());
+  std::memcpy(&wrapped[24], &huge, 8);
+  EXPECT_TRUE(damaged(wrapped)) << "sizes that wrap";
   // A file written for another key under this key's name (a hash collision).
   const std::string other = "elementwise 0.9\nnvrtc 12.8\ndriver 12080\nsource ...";
   ASSERT_TRUE(expr_cache_store(dir_, other, payload));
@@ -329,6 +337,17 @@ TEST_F(CudaExprCache, CorruptFilesAreIgnoredAndRebuilt) {
   ASSERT_TRUE(expr_cache_store(dir_, key, payload));
   ASSERT_TRUE(expr_cache_load(dir_, key, got));
   EXPECT_EQ(got, payload);
+}
+
+// Something else where the file goes: not read (a FIFO would block an open for reading).
+TEST_F(CudaExprCache, AFifoWhereTheFileGoesIsAMiss) {
+  ASSERT_TRUE(expr_cache_store(dir_, "key", "payload"));
+  const std::string file = expr_cache_file(dir_, "key");
+  ASSERT_EQ(std::remove(file.c_str()), 0);
+  ASSERT_EQ(mkfifo(file.c_str(), 0600), 0);
+  std::string got = "untouched";
+  EXPECT_FALSE(expr_cache_load(dir_, "key", got));
+  EXPECT_EQ(got, "untouched");
 }
 
 TEST_F(CudaExprCache, UnwritableDirectoryIsNotAnError) {

@@ -54,6 +54,31 @@ TEST(ExprFloat16, NumbersMeetSixteenBitDataAsF32) {
   EXPECT_NE(compile({cast<half>(Expr(0.1)) + h0}).str().find(want), std::string::npos);
 }
 
+// The same with a param as the condition: the kernel still reads it.
+TEST(ExprFloat16, NumbersSelectedByAParamKeepIt) {
+  const Kernel k = compile({ew::select(param<float>(0) > 0, 1, 2) * h0});
+  EXPECT_EQ(k.params(), 1) << k.str();
+  Context ctx(Backend::scalar);
+  const std::vector<half> x = random_vector<half>(64);
+  std::vector<half> out(64);
+  for (double p : {1.0, -1.0}) {
+    k(ctx, {x}, {out}, {p});
+    for (std::size_t i = 0; i < x.size(); ++i)
+      ASSERT_EQ(out[i].bits, half((p > 0 ? 1.0f : 2.0f) * static_cast<float>(x[i])).bits) << i << " param " << p;
+  }
+}
+
+// Constants that differ only in a NaN's payload are different programs (their
+// canonical text is the cuda backend's cache key): they store different bits.
+TEST(ExprFloat16, NanConstantsOfOtherPayloadsAreOtherPrograms) {
+  double a, b;
+  const std::uint64_t bits_a = 0x7ff8000000000001ull, bits_b = 0x7ff8000000000123ull;
+  std::memcpy(&a, &bits_a, 8);
+  std::memcpy(&b, &bits_b, 8);
+  const Expr x = input<double>(0);
+  EXPECT_NE(compile({ew::max(x, Expr(a))}).str(), compile({ew::max(x, Expr(b))}).str());
+}
+
 // The values: every node computes in f32 as float data does; the store rounds once; a
 // cast to a 16-bit type rounds where it is written; cast<float> of a 16-bit node is its
 // f32 value, not rounded to 16 bits.
@@ -226,6 +251,37 @@ TEST_P(ExprFloat16Backends, RoundingEdgesNarrowExactly) {
       ASSERT_EQ(got[2].h[i], from_d) << to_string(t) << " from f64 " << std::hexfloat << y;
       ASSERT_EQ(bits_of(got[3].f[i]), back(from_d)) << to_string(t) << " cast from f64 " << std::hexfloat << y;
     }
+  }
+}
+
+// A select of numbers on a condition that reads an input, meeting 16-bit data: the select
+// keeps its condition, its numbers rounded to f32 and its arithmetic in f32, as the 16-bit
+// node it joins. (It was once folded into one number, as an expression of numbers alone is:
+// its input read as 0 and the kernel no longer read it.)
+TEST_P(ExprFloat16Backends, NumbersSelectedByATypedConditionKeepIt) {
+  EW_EXPR_SKIP_IF_UNUSABLE(GetParam());
+  for (DType t : storage16_dtypes) {
+    CallData c;
+    c.n = 1037;
+    c.inputs.push_back(random_array(rng(), DType::f32, c.n));
+    c.inputs.push_back(random_array(rng(), t, c.n));
+    const Expr x = input<float>(0), h = input(1, t);
+    const Kernel k = compile({ew::select(x > 0, 1, 2.5) * h, (ew::select(x > 0, 0.1, -3) + 1) * h});
+    ASSERT_NE(k.str().find("input.f32 0"), std::string::npos) << k.str();
+    const std::vector<HostArray> got = run_on(GetParam(), k, c);
+    int positive = 0;
+    for (std::size_t i = 0; i < c.n; ++i) {
+      const float xi = c.inputs[0].f[i], hi = static_cast<float>(c.inputs[1].get(i));
+      const bool p = xi > 0;
+      positive += p;
+      const float first = (p ? 1.0f : 2.5f) * hi, second = ((p ? 0.1f : -3.0f) + 1.0f) * hi;
+      HostArray want(t, 2);
+      want.set(0, first), want.set(1, second);
+      ASSERT_EQ(got[0].h[i], want.h[0]) << to_string(t) << " x " << xi << " h " << hi << " on " << to_string(GetParam());
+      ASSERT_EQ(got[1].h[i], want.h[1]) << to_string(t) << " x " << xi << " h " << hi << " on " << to_string(GetParam());
+    }
+    EXPECT_GT(positive, 100);
+    EXPECT_LT(positive, static_cast<int>(c.n) - 100) << "both branches taken";
   }
 }
 
