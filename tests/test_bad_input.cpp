@@ -251,6 +251,11 @@ std::vector<Kind> kinds() {
                  Context c(b);
                  add<double>(c, x.d.A(), x.d.B(), Span<double>(x.d.out_at(), n, MemorySpace::device));
                }});
+  k.push_back({"a MemorySpace value out of range", Errc::invalid_argument,
+               "copy: a is tagged MemorySpace 7, which names no memory space", S::any, [](Backend b, Arena& x) {
+                 Context c(b);
+                 copy<float>(c, Span<const float>(x.f.a_at(), n, static_cast<MemorySpace>(7)), x.f.Out());
+               }});
   k.push_back({"a Buffer in device memory", Errc::foreign_memory, "cannot use device memory", S::host_only,
                [](Backend b, Arena&) {
                  Context c(b);

@@ -348,6 +348,36 @@ TEST_P(Sharded, BadCallsWriteNothing) {
   EXPECT_EQ(got, poison);
 }
 
+// A moved-from ShardedBuffer holds nothing: every use of it is an ew::Error and nothing is
+// written (it once crashed run_sharded and copied nothing in silence).
+TEST_P(Sharded, AMovedFromBufferIsRefused) {
+  Context ctx(GetParam());
+  const std::size_t n = 64;
+  const std::vector<float> poison(n, 7.0f);
+  ShardedBuffer<float> gone(ctx, n), sc(ctx, n), empty_out(ctx, 0);
+  sc.upload(poison.data(), n);
+  ShardedBuffer<float> taken(std::move(gone));
+  EXPECT_EQ(taken.size(), n);
+  EXPECT_EQ(gone.size(), 0u);
+  EXPECT_EQ(gone.shard_count(), 0);
+  std::vector<float> host(n, 3.0f);
+  expect_error(Errc::size_mismatch, [&] { gone.upload(host.data(), n); }, "ShardedBuffer::upload");
+  expect_error(Errc::size_mismatch, [&] { gone.download(host.data(), n); }, "ShardedBuffer::download");
+  EXPECT_EQ(host, std::vector<float>(n, 3.0f));
+  expect_error(Errc::invalid_argument, [&] { (void)gone.shard(0); }, "moved-from ShardedBuffer holds no shard");
+  expect_error(Errc::invalid_argument, [&] { ew::copy<float>(ctx, gone, sc); }, "copy: a has 0 shards");
+  expect_error(Errc::invalid_argument, [&] { ew::copy<float>(ctx, sc, gone); }, "(a moved-from ShardedBuffer)");
+  const Kernel k = compile({input<float>(0) + 1});
+  expect_error(Errc::invalid_argument, [&] { run_sharded(k, ctx, {sc}, {gone}); }, "an output has 0 shards");
+  expect_error(Errc::invalid_argument, [&] { run_sharded(k, ctx, {gone}, {empty_out}); }, "ShardedInput: a moved-from");
+  std::vector<float> got(n);
+  sc.download(got.data(), n);
+  EXPECT_EQ(got, poison);
+  gone = std::move(taken);  // assigned again, it is a whole buffer
+  EXPECT_EQ(gone.shard_count(), 1);
+  gone.upload(poison.data(), n);
+}
+
 // 16-bit sharded arrays: the ops, and ew::convert between sharded arrays, give the plain
 // calls' bits.
 TEST_P(Sharded, Storage16OpsAndConvertGiveThePlainCallsBits) {

@@ -91,7 +91,6 @@ MemorySpace classify(const void* p) {
 
 // Options that the running Kokkos cannot honour (its threads and GPU are fixed when it starts).
 void check_options(const ContextOptions& options) {
-  if (on_host) reject_device_options(options, "kokkos");
   const int threads = Exec().concurrency();
   if (on_host && options.threads > 0 && options.threads != threads)
     throw Error(Errc::invalid_argument, "ContextOptions::threads = " + std::to_string(options.threads) + ", but Kokkos " +
@@ -221,6 +220,8 @@ Probe probe() {
 }
 
 std::unique_ptr<BackendImpl> create(const ContextOptions& options) {
+  // Refused before Kokkos is initialized: initializing fixes its thread count for the process.
+  if (on_host) reject_device_options(options, "kokkos");
   acquire(initialization_options(options));
   check_options(options);
   std::unique_ptr<BackendImpl> impl;

@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <initializer_list>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ew/api.hpp"
@@ -78,11 +79,24 @@ class ShardedBuffer {
     }
   }
 
+  // Moved from, it holds nothing (size 0, no shard), as a moved-from Buffer: calls on it
+  // are refused with an Error.
+  ShardedBuffer(ShardedBuffer&& other) noexcept { *this = std::move(other); }
+  ShardedBuffer& operator=(ShardedBuffer&& other) noexcept {
+    if (this != &other) {
+      size_ = std::exchange(other.size_, 0);
+      devices_ = std::exchange(other.devices_, {});
+      offsets_ = std::exchange(other.offsets_, {});
+      shards_ = std::exchange(other.shards_, {});
+    }
+    return *this;
+  }
+
   std::size_t size() const noexcept { return size_; }
   int shard_count() const noexcept { return static_cast<int>(shards_.size()); }
   const std::vector<int>& devices() const noexcept { return devices_; }  // empty on the host
-  Span<T> shard(int k) const { return shards_.at(static_cast<std::size_t>(k)).span(); }
-  std::size_t offset(int k) const { return offsets_.at(static_cast<std::size_t>(k)); }  // first element of shard k
+  Span<T> shard(int k) const { return shards_[need_shard(k)].span(); }
+  std::size_t offset(int k) const { return offsets_[need_shard(k)]; }  // first element of shard k
 
   // Blocking copies of the whole array between host memory and the shards.
   void upload(const T* host, std::size_t n) {
@@ -106,7 +120,14 @@ class ShardedBuffer {
 
  private:
   int device_of(int k) const { return devices_.empty() ? -1 : devices_[static_cast<std::size_t>(k)]; }
-  std::size_t size_;
+  std::size_t need_shard(int k) const {
+    if (k < 0 || k >= shard_count())
+      throw Error(Errc::invalid_argument, "ShardedBuffer::shard(" + std::to_string(k) + "): " +
+                                              (shards_.empty() ? std::string("a moved-from ShardedBuffer holds no shard")
+                                                               : "it has " + std::to_string(shard_count()) + " shards"));
+    return static_cast<std::size_t>(k);
+  }
+  std::size_t size_ = 0;
   std::vector<int> devices_;
   std::vector<std::size_t> offsets_;
   std::vector<Buffer<T>> shards_;
@@ -114,10 +135,16 @@ class ShardedBuffer {
 
 namespace detail {
 
-// Every sharded operand of a call must have the call's size and the context's devices:
-// checked for all of them before any shard runs, so that a bad call writes nothing.
+// Every sharded operand of a call must have the call's size, the context's devices and a
+// shard for each: checked for all of them before any shard runs, so that a bad call writes
+// nothing.
 inline void check_layout(const char* call, const char* operand, std::size_t size, const std::vector<int>& devices,
-                         std::size_t n, const std::vector<int>& context_devices) {
+                         std::size_t shards, std::size_t n, const std::vector<int>& context_devices,
+                         int context_shards) {
+  if (shards != static_cast<std::size_t>(context_shards))
+    throw Error(Errc::invalid_argument, std::string(call) + ": " + operand + " has " + std::to_string(shards) +
+                                            " shards, the context " + std::to_string(context_shards) +
+                                            (shards == 0 ? " (a moved-from ShardedBuffer)" : ""));
   if (size != n)
     throw Error(Errc::size_mismatch, std::string(call) + ": " + operand + " has " + std::to_string(size) +
                                          " elements, the output " + std::to_string(n));
@@ -143,9 +170,10 @@ void run_sharded(Context& ctx, Op op, const ShardedBuffer<T>& a, const ShardedBu
                  compute_t<T> s, compute_t<T> t) {
   const char* call = info(op).name;
   const std::vector<int> devices = ctx.devices();
-  check_layout(call, "out", out.size(), out.devices(), out.size(), devices);
-  check_layout(call, "a", a.size(), a.devices(), out.size(), devices);
-  if (b) check_layout(call, "b", b->size(), b->devices(), out.size(), devices);
+  const int shards = ctx.shard_count();
+  check_layout(call, "out", out.size(), out.devices(), out.shard_count(), out.size(), devices, shards);
+  check_layout(call, "a", a.size(), a.devices(), a.shard_count(), out.size(), devices, shards);
+  if (b) check_layout(call, "b", b->size(), b->devices(), b->shard_count(), out.size(), devices, shards);
   for_each_shard(ctx, devices, [&](Context& shard, int k) {
     run<T>(shard, op, Operands<T>{a.shard(k), b ? Span<const T>(b->shard(k)) : Span<const T>(), out.shard(k), s, t});
   });
@@ -190,8 +218,9 @@ template <class From, class To>
 void convert(Context& ctx, const ShardedBuffer<detail::nd<From>>& in, ShardedBuffer<To>& out) {
   const char* call = "ew::convert";
   const std::vector<int> devices = ctx.devices();
-  detail::check_layout(call, "out", out.size(), out.devices(), out.size(), devices);
-  detail::check_layout(call, "in", in.size(), in.devices(), out.size(), devices);
+  const int shards = ctx.shard_count();
+  detail::check_layout(call, "out", out.size(), out.devices(), out.shard_count(), out.size(), devices, shards);
+  detail::check_layout(call, "in", in.size(), in.devices(), in.shard_count(), out.size(), devices, shards);
   detail::for_each_shard(ctx, devices, [&](Context& shard, int k) {
     convert<From, To>(shard, Span<const From>(in.shard(k)), out.shard(k));
   });
@@ -217,6 +246,7 @@ struct ShardedInput {
   ShardedInput() = default;
   template <class T>
   ShardedInput(const ShardedBuffer<T>& b) : size(b.size()), devices(b.devices()) {
+    if (b.shard_count() == 0) throw Error(Errc::invalid_argument, "ShardedInput: a moved-from ShardedBuffer");
     for (int k = 0; k < b.shard_count(); ++k) shards.emplace_back(Span<const T>(b.shard(k)));
   }
 };
@@ -243,9 +273,11 @@ inline void run_sharded(const Kernel& kernel, Context& ctx, std::initializer_lis
                                             std::to_string(max_expr_inputs) + " inputs)");
   const std::vector<int> devices = ctx.devices();
   const std::size_t n = outputs.begin()->size;
-  for (const ShardedOutput& o : outputs) detail::check_layout(call, "an output", o.size, o.devices, n, devices);
+  const int shards = ctx.shard_count();
+  for (const ShardedOutput& o : outputs)
+    detail::check_layout(call, "an output", o.size, o.devices, o.shards.size(), n, devices, shards);
   for (const ShardedInput& i : inputs)
-    if (!i.shards.empty()) detail::check_layout(call, "an input", i.size, i.devices, n, devices);
+    if (!i.shards.empty()) detail::check_layout(call, "an input", i.size, i.devices, i.shards.size(), n, devices, shards);
   detail::for_each_shard(ctx, devices, [&](Context& shard, int k) {
     InputArray in[max_expr_inputs];
     OutputArray out[max_expr_outputs];
