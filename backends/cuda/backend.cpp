@@ -227,6 +227,12 @@ class CudaBackend final : public BackendImpl {
   }
 
   void deallocate(void* p, MemorySpace space) noexcept override {
+    // Pinned and managed blocks go back to the pool only once the work queued before their
+    // release is done: the next Buffer that takes one may be written by the host directly,
+    // while an op (a pinned pipeline, a kernel on managed memory) would still read it.
+    // (cudaFreeHost and cudaFree wait so.) A device block is only touched in stream order.
+    // An error here is the stream's, and the next call reports it.
+    if (space == MemorySpace::pinned || space == MemorySpace::managed) (void)cudaStreamSynchronize(stream_);
     switch (space) {
       case MemorySpace::device: device_pool_.deallocate(p); break;
       case MemorySpace::pinned: pinned_pool_.deallocate(p); break;

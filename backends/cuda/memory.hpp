@@ -26,10 +26,11 @@ namespace ew::detail::cuda {
 // error behind for the next CUDA call to find.
 MemorySpace memory_space_of(const void* p) noexcept;
 
-// Keeps freed blocks for reuse by a later request of the same size class. Blocks are
-// reused only on the owning context's stream order, so no extra synchronization is
-// needed. Everything cached is released when an allocation fails (then retried once)
-// and when the allocator is destroyed.
+// Keeps freed blocks for reuse by a later request of the same size class. A device block
+// is reused in the owning context's stream order, so it needs no synchronization; the
+// backend hands back pinned and managed blocks only once its stream is idle (the host
+// writes those directly). Everything cached is released when an allocation fails (then
+// retried once) and when the allocator is destroyed.
 class CachingAllocator {
  public:
   using AllocFn = cudaError_t (*)(void**, std::size_t);

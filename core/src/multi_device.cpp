@@ -188,7 +188,17 @@ void* MultiDevice::allocate(std::size_t bytes, MemorySpace space) {
   return shards_[0]->allocate(bytes, space);
 }
 
-void MultiDevice::deallocate(void* p, MemorySpace space) noexcept { shards_[0]->deallocate(p, space); }
+// Every device may still read a pinned or managed block (such operands are split over them):
+// each waits for its queue before shard 0 takes the block back, as a one-device context
+// waits for its own (an error stays with its shard for the next call).
+void MultiDevice::deallocate(void* p, MemorySpace space) noexcept {
+  if (space == MemorySpace::pinned || space == MemorySpace::managed)
+    for (std::size_t k = 1; k < shards_.size(); ++k) try {
+        shards_[k]->synchronize();
+      } catch (...) {
+      }
+  shards_[0]->deallocate(p, space);
+}
 
 void MultiDevice::copy_bytes(void* dst, const void* src, std::size_t bytes) {
   try {

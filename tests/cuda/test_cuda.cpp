@@ -4,11 +4,13 @@
 // 64-bit indexing, and the probe and the host copy team on machines without a driver.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <vector>
 
 #include "cuda_test_support.hpp"
 #include "kernels.hpp"
@@ -242,6 +244,32 @@ TEST_F(Cuda, SteadyStateBuffersComeFromThePool) {
     Buffer<double> b(ctx, 123'457);
     if (i == 0) first = b.data();
     EXPECT_EQ(static_cast<const void*>(b.data()), first) << "iteration " << i;
+  }
+}
+
+// A pinned or managed block goes back to the pool only after the work reading it: the next
+// Buffer that takes it is written by the host at once, while an op queued on the released
+// one (a pinned pipeline; a kernel on managed memory) would still be reading it.
+TEST_F(Cuda, PinnedAndManagedBlocksAreReusedOnlyAfterTheirReaders) {
+  Context ctx(Backend::cuda);
+  const std::size_t n = std::size_t(1) << 26;  // 256 MiB: the op outlasts the host's writes
+  for (MemorySpace space : {MemorySpace::pinned, MemorySpace::managed}) {
+    Buffer<float> out(ctx, n);
+    const void* released = nullptr;
+    {
+      Buffer<float> a(ctx, n, space);
+      std::fill(a.data(), a.data() + n, 1.0f);
+      ew::scale<float>(ctx, 2.0f, a.span(), out.span());  // queued; `a` is released right after
+      released = a.data();
+    }
+    Buffer<float> b(ctx, n, space);
+    EXPECT_EQ(static_cast<const void*>(b.data()), released) << "the same block, from the pool";
+    std::fill(b.data(), b.data() + n, -5.0f);
+    ctx.synchronize();
+    std::vector<float> got(n);
+    out.download(got.data(), n);
+    const auto wrong = std::count_if(got.begin(), got.end(), [](float v) { return v != 2.0f; });
+    EXPECT_EQ(wrong, 0) << to_string(space) << ": the op read the next Buffer's values";
   }
 }
 
