@@ -237,6 +237,20 @@ TEST(CudaNvrtc, CompileErrorIsDeviceErrorWithTheLog) {
   }
 }
 
+// An architecture this NVRTC does not know (a GPU newer than the toolkit) is no code
+// generator bug: backend_unavailable, naming the NVRTC and the architecture.
+TEST(CudaNvrtc, AnArchitectureNvrtcDoesNotKnowIsUnavailable) {
+  EW_NEED_NVRTC();
+  try {
+    Nvrtc::instance().compile_cubin("extern \"C\" __global__ void k() {}", "k.cu", 9990);
+    FAIL() << "compiled for sm_9990";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::backend_unavailable) << e.what();
+    EXPECT_NE(std::string(e.what()).find("cannot compile for sm_9990"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(Nvrtc::instance().path()), std::string::npos) << e.what();
+  }
+}
+
 TEST(CudaNvrtc, MissingNvrtcSaysWhereItLooked) {
   const char* old = std::getenv("EW_NVRTC");
   const std::string saved = old ? old : "";
