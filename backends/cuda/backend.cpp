@@ -211,6 +211,8 @@ class CudaBackend final : public BackendImpl {
   }
 
   bool accepts(MemorySpace) const override { return true; }
+  // Reduction kernels write device, managed or pinned memory, not pageable (run_reduce).
+  bool stores_results_in(MemorySpace space) const override { return space != MemorySpace::host; }
   MemorySpace native_space() const override { return MemorySpace::device; }
 
   void* allocate(std::size_t bytes, MemorySpace space) override {

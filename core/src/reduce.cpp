@@ -45,6 +45,10 @@ ReduceResult reduce(Context& ctx, plan::Kind kind, Span<const T> x, const Span<c
   if (result) {
     out = check_operand(call, "result", result->data, 1, sizeof(R));
     out_space = check_memory_space(ctx, call, "result", result->data, result->space);
+    if (!backend.stores_results_in(out_space))
+      throw Error(Errc::foreign_memory, std::string(call) + ": result is " + to_string(out_space) +
+                                            " memory, which the " + ctx.backend_name() +
+                                            " backend does not store a reduction's result in");
   }
   if (n == 0 && ctx.shard_count() > 1) {  // refused like any other size: its backend says why
     ReduceCall refused{};

@@ -114,6 +114,9 @@ class BackendImpl {
   virtual void synchronize() = 0;
   // Whether operands may live in `space` (already classified, never `unknown`).
   virtual bool accepts(MemorySpace space) const = 0;
+  // Whether a reduction's result span may live in `space`, checked by the core for every n
+  // (n = 0 stores the identity without the backend's kernels).
+  virtual bool stores_results_in(MemorySpace space) const { return accepts(space); }
   // The space of a Buffer whose caller passed `unknown`.
   virtual MemorySpace native_space() const { return MemorySpace::host; }
   // Throws Error(out_of_memory) on failure; `space` is never `unknown`.
