@@ -229,18 +229,23 @@ class CudaBackend final : public BackendImpl {
   }
 
   void deallocate(void* p, MemorySpace space) noexcept override {
-    // Pinned and managed blocks go back to the pool only once the work queued before their
-    // release is done: the next Buffer that takes one may be written by the host directly,
-    // while an op (a pinned pipeline, a kernel on managed memory) would still read it.
-    // (cudaFreeHost and cudaFree wait so.) A device block is only touched in stream order.
-    // An error here is the stream's, and the next call reports it.
-    if (space == MemorySpace::pinned || space == MemorySpace::managed) (void)cudaStreamSynchronize(stream_);
+    // Pinned and managed blocks go back to the pool only once the context's queued work is
+    // done: the next Buffer that takes one may be written by the host directly, while an op
+    // (a pinned pipeline, a kernel on managed memory) would still read it. A device block is
+    // only touched in the stream's order.
+    if (space == MemorySpace::pinned || space == MemorySpace::managed) wait_idle();
     switch (space) {
       case MemorySpace::device: device_pool_.deallocate(p); break;
       case MemorySpace::pinned: pinned_pool_.deallocate(p); break;
       case MemorySpace::managed: managed_pool_.deallocate(p); break;
       default: BackendImpl::deallocate(p, space);
     }
+  }
+
+  // A sticky error stays with the device for the next call; any other is cleared, so that
+  // the thread's next launch, of any context, does not take it for its own.
+  void wait_idle() noexcept override {
+    if (cudaStreamSynchronize(stream_) != cudaSuccess) (void)cudaGetLastError();
   }
 
   void copy_bytes(void* dst, const void* src, std::size_t bytes) override {

@@ -114,13 +114,13 @@ std::string Nvrtc::compile_cubin(const std::string& source, const std::string& n
       if (fn<decltype(&nvrtcGetProgramLog)>(log_)(program, &log[0]) != NVRTC_SUCCESS) log.clear();
       while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
     }
-    // The options are fixed but for the architecture: refused, it is this NVRTC's age, not a
-    // bug (a GPU newer than the toolkit, or EW_NVRTC naming an older one).
+    // Options refused are this NVRTC's age, not a bug of the generator: a GPU newer than the
+    // toolkit, or EW_NVRTC naming one older than the options need.
     if (r == NVRTC_ERROR_INVALID_OPTION)
-      throw Error(Errc::backend_unavailable, "NVRTC " + version_string() + " (" + path_ + ") cannot compile for sm_" +
-                                                 std::to_string(arch) + ", this GPU's architecture: expressions on " +
-                                                 "cuda need an NVRTC that knows it (EW_NVRTC may name one): " +
-                                                 error_string(r) + "\n" + log);
+      throw Error(Errc::backend_unavailable, "NVRTC " + version_string() + " (" + path_ +
+                                                 ") refuses the options for sm_" + std::to_string(arch) +
+                                                 ", this GPU's architecture: expressions on cuda need a newer NVRTC "
+                                                 "(EW_NVRTC may name one): " + error_string(r) + "\n" + log);
     throw Error(Errc::device_error, "NVRTC " + version_string() + " could not compile the generated kernel " + name +
                                         " for sm_" + std::to_string(arch) + " (a bug of elementwise's code generator: " +
                                         "please report it with this message): " + error_string(r) + "\n" + log);

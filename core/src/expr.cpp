@@ -24,9 +24,10 @@ struct ExprNode {
   Opcode op;
   DType dtype;
   bool weak;  // a plain number not yet typed by an operand: takes the dtype it meets
-  // An input, a param or a cast in the graph below. A weak node that reads is not a number:
-  // a select of numbers on a typed condition, or arithmetic of numbers on one.
-  bool reads = false;
+  // A typed node here or below (an input, a param, a cast, a typed constant, or arithmetic on
+  // them). A weak node with one is not a number: a select of numbers on a typed condition,
+  // or arithmetic of numbers on one; its value is known only where it runs.
+  bool typed_below = false;
   int slot = 0;
   int height = 1;  // longest path to a leaf: bounds every recursive walk of the graph
   double value = 0;
@@ -65,9 +66,9 @@ NodePtr make(Opcode op, DType dtype, bool weak, NodePtr a = {}, NodePtr b = {}, 
   auto n = std::make_shared<ExprNode>();
   n->op = op, n->dtype = dtype, n->weak = weak;
   n->arg[0] = std::move(a), n->arg[1] = std::move(b), n->arg[2] = std::move(c);
-  n->reads = op == Opcode::input || op == Opcode::param || op == Opcode::cast;
+  n->typed_below = !weak;
   for (const auto& arg : n->arg)
-    if (arg) n->height = std::max(n->height, arg->height + 1), n->reads = n->reads || arg->reads;
+    if (arg) n->height = std::max(n->height, arg->height + 1), n->typed_below = n->typed_below || arg->typed_below;
   if (n->height > max_expr_nodes)
     throw Error(Errc::invalid_argument, std::string("ew::Expr: ") + to_string(op) + " would make an expression " +
                                             std::to_string(n->height) + " nodes deep, at most " +
@@ -99,26 +100,32 @@ std::pair<DType, bool> common_type(std::initializer_list<const ExprNode*> operan
   return any_typed ? std::make_pair(d, false) : std::make_pair(DType::f64, true);
 }
 
-// The f64 value of an expression of numbers only (weak: no input, param or cast in it),
-// as the reference would compute it.
-double weak_value(const ExprNode* n) {
-  double v[3] = {0, 0, 0};
-  for (int k = 0; k < arity(n->op); ++k) v[k] = weak_value(n->arg[k].get());
+// The f64 value of an expression of numbers only (weak, nothing typed below), as the
+// reference would compute it. `known` holds the nodes already valued, so that a shared node
+// is valued once (a graph that doubles itself d times has 2^d paths).
+double weak_value(const ExprNode* n, std::unordered_map<const ExprNode*, double>& known) {
   if (n->op == Opcode::constant) return n->value;
-  if (n->op == Opcode::select) return v[0] != 0.0 ? v[1] : v[2];
-  return apply_instr<double>(n->op, v[0], v[1], v[2]);
+  const auto found = known.find(n);
+  if (found != known.end()) return found->second;
+  double v[3] = {0, 0, 0};
+  for (int k = 0; k < arity(n->op); ++k) v[k] = weak_value(n->arg[k].get(), known);
+  return known[n] = n->op == Opcode::select ? (v[0] != 0.0 ? v[1] : v[2]) : apply_instr<double>(n->op, v[0], v[1], v[2]);
+}
+double weak_value(const ExprNode* n) {
+  std::unordered_map<const ExprNode*, double> known;
+  return weak_value(n, known);
 }
 
 NodePtr convert(const NodePtr& n, DType to);
 
-// A weak graph that reads (a select of numbers on a typed condition, and arithmetic of
-// numbers on it) meeting a 16-bit operand: made again in that dtype node by node, so that
+// A weak graph with a typed node below (a select of numbers on a typed condition, and
+// arithmetic of numbers on it) meeting a 16-bit operand: made again in that dtype node by node, so that
 // its numbers are rounded to f32 as numbers meeting 16-bit data are, and its arithmetic
 // runs in f32 as the 16-bit nodes it joins do; a select's condition keeps its own dtype.
 // (Folded into one number, as an expression of numbers alone is, it lost its inputs.)
 // `made` holds the nodes already made, so that a shared node is made once.
 NodePtr retype16(const NodePtr& n, DType to, std::unordered_map<const ExprNode*, NodePtr>& made) {
-  if (!n->weak || !n->reads) return convert(n, to);
+  if (!n->weak || !n->typed_below) return convert(n, to);
   const auto found = made.find(n.get());
   if (found != made.end()) return found->second;
   NodePtr a[3];
@@ -130,11 +137,11 @@ NodePtr retype16(const NodePtr& n, DType to, std::unordered_map<const ExprNode*,
 // An operand brought to `to`: weak numbers are re-made in that dtype (rounded once);
 // typed operands of another dtype get an explicit cast node. An expression of numbers
 // meeting a 16-bit operand becomes its value rounded to f32, as a number does (a cast
-// node would round it to 16 bits); a weak graph that reads is made again in that type
-// (retype16).
+// node would round it to 16 bits); a weak graph with a typed node below is made again in
+// that type (retype16).
 NodePtr convert(const NodePtr& n, DType to) {
   if (n->dtype == to) return n;
-  if (n->weak && n->reads && is_storage16(to)) {
+  if (n->weak && n->typed_below && is_storage16(to)) {
     std::unordered_map<const ExprNode*, NodePtr> made;
     return retype16(n, to, made);
   }
@@ -358,7 +365,7 @@ Expr cast(const Expr& e, DType to) {
   }
   if (x->weak && x->dtype == to) {  // numbers combined (f64): now typed
     auto typed = std::make_shared<detail::ExprNode>(*x);
-    typed->weak = false;
+    typed->weak = false, typed->typed_below = true;
     return Expr(std::move(typed));
   }
   if (is_storage16(to)) {

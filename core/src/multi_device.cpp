@@ -190,13 +190,10 @@ void* MultiDevice::allocate(std::size_t bytes, MemorySpace space) {
 
 // Every device may still read a pinned or managed block (such operands are split over them):
 // each waits for its queue before shard 0 takes the block back, as a one-device context
-// waits for its own (an error stays with its shard for the next call).
+// waits for its own.
 void MultiDevice::deallocate(void* p, MemorySpace space) noexcept {
   if (space == MemorySpace::pinned || space == MemorySpace::managed)
-    for (std::size_t k = 1; k < shards_.size(); ++k) try {
-        shards_[k]->synchronize();
-      } catch (...) {
-      }
+    for (std::size_t k = 1; k < shards_.size(); ++k) shards_[k]->wait_idle();
   shards_[0]->deallocate(p, space);
 }
 

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <memory>
 #include <vector>
 
@@ -249,10 +250,11 @@ TEST_F(Cuda, SteadyStateBuffersComeFromThePool) {
 
 // A pinned or managed block goes back to the pool only after the work reading it: the next
 // Buffer that takes it is written by the host at once, while an op queued on the released
-// one (a pinned pipeline; a kernel on managed memory) would still be reading it.
+// one (a pinned pipeline; a kernel on managed memory) would still be reading it. The host
+// writes from the end back, towards the op's reads from the front, so that the two meet.
 TEST_F(Cuda, PinnedAndManagedBlocksAreReusedOnlyAfterTheirReaders) {
   Context ctx(Backend::cuda);
-  const std::size_t n = std::size_t(1) << 26;  // 256 MiB: the op outlasts the host's writes
+  const std::size_t n = std::size_t(1) << 26;  // 256 MiB
   for (MemorySpace space : {MemorySpace::pinned, MemorySpace::managed}) {
     Buffer<float> out(ctx, n);
     const void* released = nullptr;
@@ -264,7 +266,7 @@ TEST_F(Cuda, PinnedAndManagedBlocksAreReusedOnlyAfterTheirReaders) {
     }
     Buffer<float> b(ctx, n, space);
     EXPECT_EQ(static_cast<const void*>(b.data()), released) << "the same block, from the pool";
-    std::fill(b.data(), b.data() + n, -5.0f);
+    std::fill(std::make_reverse_iterator(b.data() + n), std::make_reverse_iterator(b.data()), -5.0f);
     ctx.synchronize();
     std::vector<float> got(n);
     out.download(got.data(), n);

@@ -1,6 +1,8 @@
 // The typing rules of ew/expr.hpp's header comment, and the limits that keep a call
 // from crashing: each rule checked through dtype() and through the values computed.
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 
 #include "expr_support.hpp"
 
@@ -59,6 +61,17 @@ TEST(ExprTyping, CanonicalTextMergesCommonSubexpressions) {
   EXPECT_EQ(exps, 1u) << text;
   EXPECT_EQ(compile({a}).str(), compile({b}).str());
   EXPECT_EQ(a.str(), compile({a}).str());
+}
+
+// Constants that differ only in a NaN's payload are different programs (their
+// canonical text is the cuda backend's cache key): they store different bits.
+TEST(ExprTyping, NanConstantsOfOtherPayloadsAreOtherPrograms) {
+  double a, b;
+  const std::uint64_t bits_a = 0x7ff8000000000001ull, bits_b = 0x7ff8000000000123ull;
+  std::memcpy(&a, &bits_a, 8);
+  std::memcpy(&b, &bits_b, 8);
+  const Expr x = input<double>(0);
+  EXPECT_NE(compile({ew::max(x, Expr(a))}).str(), compile({ew::max(x, Expr(b))}).str());
 }
 
 TEST(ExprCalls, ZeroLengthIsANoOp) {

@@ -79,8 +79,8 @@ class ShardedBuffer {
     }
   }
 
-  // Moved from, it holds nothing (size 0, no shard), as a moved-from Buffer: calls on it
-  // are refused with an Error.
+  // Moved from, it holds nothing (size 0, no shard), as a moved-from Buffer: an op on it, a
+  // shard of it or a transfer of more than 0 elements is refused with an Error.
   ShardedBuffer(ShardedBuffer&& other) noexcept { *this = std::move(other); }
   ShardedBuffer& operator=(ShardedBuffer&& other) noexcept {
     if (this != &other) {

@@ -112,6 +112,9 @@ class BackendImpl {
     return false;
   }
   virtual void synchronize() = 0;
+  // Waits for the work queued so far, before memory it may read is handed out again. Never
+  // throws: an error stays with the backend for its next call.
+  virtual void wait_idle() noexcept {}
   // Whether operands may live in `space` (already classified, never `unknown`).
   virtual bool accepts(MemorySpace space) const = 0;
   // Whether a reduction's result span may live in `space`, checked by the core for every n
