@@ -109,7 +109,8 @@ double weak_value(const ExprNode* n, std::unordered_map<const ExprNode*, double>
   if (found != known.end()) return found->second;
   double v[3] = {0, 0, 0};
   for (int k = 0; k < arity(n->op); ++k) v[k] = weak_value(n->arg[k].get(), known);
-  return known[n] = n->op == Opcode::select ? (v[0] != 0.0 ? v[1] : v[2]) : apply_instr<double>(n->op, v[0], v[1], v[2]);
+  const double value = n->op == Opcode::select ? (v[0] != 0.0 ? v[1] : v[2]) : apply_instr<double>(n->op, v[0], v[1], v[2]);
+  return known[n] = value;
 }
 double weak_value(const ExprNode* n) {
   std::unordered_map<const ExprNode*, double> known;
@@ -119,10 +120,10 @@ double weak_value(const ExprNode* n) {
 NodePtr convert(const NodePtr& n, DType to);
 
 // A weak graph with a typed node below (a select of numbers on a typed condition, and
-// arithmetic of numbers on it) meeting a 16-bit operand: made again in that dtype node by node, so that
-// its numbers are rounded to f32 as numbers meeting 16-bit data are, and its arithmetic
-// runs in f32 as the 16-bit nodes it joins do; a select's condition keeps its own dtype.
-// (Folded into one number, as an expression of numbers alone is, it lost its inputs.)
+// arithmetic of numbers on it) meeting a 16-bit operand: made again in that dtype node by
+// node, so that its numbers are rounded to f32 as numbers meeting 16-bit data are, and its
+// arithmetic runs in f32 as the 16-bit nodes it joins do; a select's condition keeps its own
+// dtype. (Folded into one number, as an expression of numbers alone is, it lost its inputs.)
 // `made` holds the nodes already made, so that a shared node is made once.
 NodePtr retype16(const NodePtr& n, DType to, std::unordered_map<const ExprNode*, NodePtr>& made) {
   if (!n->weak || !n->typed_below) return convert(n, to);
@@ -295,8 +296,8 @@ class Compiler {
       int len = std::snprintf(line, sizeof line, "%s.%s", to_string(in.op), ew::to_string(in.dtype));
       if (in.op == Opcode::input || in.op == Opcode::param) len += std::snprintf(line + len, sizeof line - len, " %d", in.slot);
       else if (in.op == Opcode::constant && std::isnan(in.value))
-        // %a writes every NaN as "nan": two constants differing in payload or sign would share
-        // a text (the cuda backend's cache key) but not their bits.
+        // %a writes every NaN as "nan" or "-nan": two constants differing in payload would
+        // share a text (the cuda backend's cache key) but not their bits.
         len += std::snprintf(line + len, sizeof line - len, " nan:%016llx",
                              static_cast<unsigned long long>(bits_of(in.value)));
       else if (in.op == Opcode::constant) len += std::snprintf(line + len, sizeof line - len, " %a", in.value);

@@ -54,7 +54,8 @@ TEST(ExprFloat16, NumbersMeetSixteenBitDataAsF32) {
   EXPECT_NE(compile({cast<half>(Expr(0.1)) + h0}).str().find(want), std::string::npos);
 }
 
-// The same with a param as the condition: the kernel still reads it.
+// A select of numbers on a param's condition, meeting 16-bit data: the kernel still reads the
+// param (it was once folded into one number, and the kernel read no param).
 TEST(ExprFloat16, NumbersSelectedByAParamKeepIt) {
   const Kernel k = compile({ew::select(param<float>(0) > 0, 1, 2) * h0});
   EXPECT_EQ(k.params(), 1) << k.str();
