@@ -626,6 +626,29 @@ const Entry* entry_named(const std::string& name) {
 
 }  // namespace
 
+namespace {
+
+// Kokkos on the GPU against the cuda backend, the ratio its goal names: cuda's fused time over
+// kokkos's at the same point of the same run (above 1: kokkos faster). "vs peer" in the table
+// above is against the cub functor, which differs where cuda itself is not at cub's speed.
+void print_kokkos_against_cuda(const Report& r, std::FILE* out) {
+  bool header = false;
+  for (const ExprResult& k : r.expressions) {
+    if (k.method != "fused" || k.target != "kokkos" || k.place != Place::device || !k.available) continue;
+    for (const ExprResult& c : r.expressions) {
+      if (c.method != "fused" || c.target != "cuda" || !c.available || c.expression != k.expression ||
+          c.dtype != k.dtype || c.n != k.n || c.cache != k.cache)
+        continue;
+      if (!header)
+        std::fprintf(out, "\nkokkos on the GPU against cuda (cuda's fused time over kokkos's, same run)\n"), header = true;
+      std::fprintf(out, "  %-7s %-5s %-5s %-5s %.3f\n", k.expression.c_str(), to_string(k.dtype), pretty_n(k.n).c_str(),
+                   to_string(k.cache), c.seconds.median / k.seconds.median);
+    }
+  }
+}
+
+}  // namespace
+
 void print_expressions(const Report& r, std::FILE* out) {
   if (r.expressions.empty() && r.expression_call_costs.empty()) return;
   std::fprintf(out,
@@ -684,6 +707,7 @@ void print_expressions(const Report& r, std::FILE* out) {
   }
   std::fprintf(out, "%d fused rows; %d unsteady measurements among them and their unfused and peer figures\n", rows,
                unsteady);
+  print_kokkos_against_cuda(r, out);
   if (!r.expression_call_costs.empty()) {
     std::fprintf(out, "\none call on %zu floats (median of %d batches of back-to-back calls; fastest batch)\n",
                  r.expression_call_costs.front().n, r.expression_call_costs.front().seconds.reps);
