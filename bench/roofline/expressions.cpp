@@ -639,8 +639,10 @@ void print_kokkos_against_cuda(const Report& r, std::FILE* out) {
       if (c.method != "fused" || c.target != "cuda" || !c.available || c.expression != k.expression ||
           c.dtype != k.dtype || c.n != k.n || c.cache != k.cache)
         continue;
-      if (!header)
-        std::fprintf(out, "\nkokkos on the GPU against cuda (cuda's fused time over kokkos's, same run)\n"), header = true;
+      if (!header) {
+        std::fprintf(out, "\nkokkos on the GPU against cuda (cuda's fused time over kokkos's, same run)\n");
+        header = true;
+      }
       std::fprintf(out, "  %-7s %-5s %-5s %-5s %.3f\n", k.expression.c_str(), to_string(k.dtype), pretty_n(k.n).c_str(),
                    to_string(k.cache), c.seconds.median / k.seconds.median);
     }
