@@ -624,10 +624,6 @@ const Entry* entry_named(const std::string& name) {
   return nullptr;
 }
 
-}  // namespace
-
-namespace {
-
 // Kokkos on the GPU against the cuda backend, the ratio its goal names: cuda's fused time over
 // kokkos's at the same point of the same run (above 1: kokkos faster). "vs peer" in the table
 // above is against the cub functor, which differs where cuda itself is not at cub's speed.
