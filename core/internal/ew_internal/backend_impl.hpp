@@ -113,7 +113,8 @@ class BackendImpl {
   }
   virtual void synchronize() = 0;
   // Waits for the work queued so far, before memory it may read is handed out again. Never
-  // throws: an error stays with the backend for its next call.
+  // throws: an error it meets is the backend's to keep for its next call (cuda: a sticky
+  // one) or to clear (cuda: any other, so that no later call takes it for its own).
   virtual void wait_idle() noexcept {}
   // Whether operands may live in `space` (already classified, never `unknown`).
   virtual bool accepts(MemorySpace space) const = 0;
