@@ -350,6 +350,33 @@ struct Groups {
   bool whole;
 };
 
+// Where the U groups of G elements of the iteration starting at unit `first` are (valid 0
+// past the end) for a walk's functor f (LaneExpr, TileExpr) of f.threads threads: unit w <
+// f.groups is the whole group at f.head + w*G; unit f.groups is the head (elements before
+// output 0's first 16-byte boundary), unit f.groups + 1 the tail (after the last whole group).
+// The fields are read from the functor where they are (the kernel's parameters): copied into
+// arguments first, they changed the lane walks' machine code.
+template <int G, int U, class F>
+KOKKOS_INLINE_FUNCTION Groups<U> groups_at(const F& f, std::int64_t first) {
+  Groups<U> at;
+  at.whole = f.vector && first + (U - 1) * f.threads < f.groups;
+  if (at.whole) {
+    EW_KOKKOS_UNROLL
+    for (int u = 0; u < U; ++u) at.base[u] = f.head + (first + u * f.threads) * G, at.valid[u] = G;
+    return at;
+  }
+  EW_KOKKOS_UNROLL
+  for (int u = 0; u < U; ++u) {
+    const std::int64_t w = first + u * f.threads;
+    at.base[u] = w < f.groups ? f.head + w * G : w == f.groups ? 0 : f.head + f.groups * G;
+    at.valid[u] = w < f.groups                ? G
+                  : w == f.groups             ? static_cast<int>(f.head)
+                  : w == f.groups + 1         ? static_cast<int>(f.tail)
+                                              : 0;
+  }
+  return at;
+}
+
 // Copies of 16 bytes from global to shared memory that the copy unit completes on its own
 // (sm_80+): bytes in flight that hold no register until they are read. `wait<N>`: all but
 // the last N committed batches have landed (visible to this thread, which issued them).
@@ -613,36 +640,54 @@ inline constexpr double staged_bandwidth_per_sm = 30e9;  // bytes/s
 template <class T, int R>
 inline constexpr bool stageable = EW_KOKKOS_STAGED != 0 && R == 2 && sizeof(T) == 4;
 
-// Whether stageable walks on `exec` are staged: its device's spec bandwidth (memory clock x
-// bus width x 2) per SM, asked once per device (two threads asking at once both get the same
-// answer; no lock on the call's path).
+// What the walks ask of a Cuda device, asked once per device (two threads asking at once both
+// get the same answer; no lock on the call's path): whether it is fast behind each SM (spec
+// bandwidth, memory clock x bus width x 2, per SM, at least staged_bandwidth_per_sm; sm_80+,
+// which has asynchronous copies) and whether its SMs' shared memory holds the tile walk's
+// resident blocks (186 KiB).
+struct DeviceFacts {
+  bool fast_per_sm = false, tiles_fit = false;
+};
+
 template <class Exec>
-bool staged_on(const Exec& exec) {
+DeviceFacts device_facts(const Exec& exec) {
+  DeviceFacts facts;
 #if defined(KOKKOS_ENABLE_CUDA)
   if constexpr (std::is_same_v<Exec, Kokkos::Cuda>) {
-    if (EW_KOKKOS_STAGED != 2) return EW_KOKKOS_STAGED == 1;
     constexpr int devices = 64;
-    static std::atomic<int> known[devices] = {};  // 0: not asked yet, 1: registers, 2: staged
+    static std::atomic<int> known[devices] = {};  // 0: not asked yet, else 1 + the facts' bits
     const int device = exec.cuda_device();
     const bool cached = device >= 0 && device < devices;
     if (cached)
-      if (const int k = known[device].load(std::memory_order_relaxed)) return k == 2;
-    int clock_khz = 0, bus_bits = 0, sms = 0, major = 0;
+      if (const int k = known[device].load(std::memory_order_relaxed)) return {((k - 1) & 1) != 0, ((k - 1) & 2) != 0};
+    int clock_khz = 0, bus_bits = 0, sms = 0, major = 0, shared_per_sm = 0;
     const bool asked = cudaDeviceGetAttribute(&clock_khz, cudaDevAttrMemoryClockRate, device) == cudaSuccess &&
                        cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, device) == cudaSuccess &&
                        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) == cudaSuccess &&
-                       cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess;
+                       cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
+                       cudaDeviceGetAttribute(&shared_per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device) ==
+                           cudaSuccess;
     if (!asked) (void)cudaGetLastError();
     const double per_sm = asked && sms > 0 ? 1e3 * clock_khz * 2.0 * bus_bits / 8.0 / sms : 0.0;
-    // Before sm_80 there are no asynchronous copies: such a walk would run the register path
-    // at the staged walk's 3 blocks, spilling.
-    const bool staged = major >= 8 && per_sm >= staged_bandwidth_per_sm;
-    if (cached) known[device].store(staged ? 2 : 1, std::memory_order_relaxed);
-    return staged;
+    facts.fast_per_sm = asked && major >= 8 && per_sm >= staged_bandwidth_per_sm;
+    facts.tiles_fit = asked && std::size_t(shared_per_sm) >= (std::size_t(186) << 10);
+    if (cached) known[device].store(1 + (facts.fast_per_sm ? 1 : 0) + (facts.tiles_fit ? 2 : 0), std::memory_order_relaxed);
   }
 #endif
   (void)exec;
-  return false;
+  return facts;
+}
+
+// Whether stageable walks on `exec` are staged: on devices fast behind each SM (before sm_80
+// there are no asynchronous copies: such a walk would run the register path at the staged
+// walk's 3 blocks, spilling).
+template <class Exec>
+bool staged_on(const Exec& exec) {
+#if defined(KOKKOS_ENABLE_CUDA)
+  if constexpr (std::is_same_v<Exec, Kokkos::Cuda>)
+    if (EW_KOKKOS_STAGED != 2) return EW_KOKKOS_STAGED == 1;
+#endif
+  return device_facts(exec).fast_per_sm;
 }
 
 // The lane walk's functor: work unit w < groups is the whole group at head + w*G; unit
@@ -661,22 +706,8 @@ struct LaneExpr {
   std::int64_t head, groups, tail, threads;
   bool vector;  // every operand 16-byte aligned at the head: whole groups as 16-byte moves
 
-  // Where the U groups of the iteration starting at unit `first` are (valid 0 past the end).
   KOKKOS_INLINE_FUNCTION lanes::Groups<U> groups_at(std::int64_t first) const {
-    lanes::Groups<U> at;
-    at.whole = vector && first + (U - 1) * threads < groups;
-    if (at.whole) {
-      EW_KOKKOS_UNROLL
-      for (int u = 0; u < U; ++u) at.base[u] = head + (first + u * threads) * G, at.valid[u] = G;
-      return at;
-    }
-    EW_KOKKOS_UNROLL
-    for (int u = 0; u < U; ++u) {
-      const std::int64_t w = first + u * threads;
-      at.base[u] = w < groups ? head + w * G : w == groups ? 0 : head + groups * G;
-      at.valid[u] = w < groups ? G : w == groups ? static_cast<int>(head) : w == groups + 1 ? static_cast<int>(tail) : 0;
-    }
-    return at;
+    return lanes::groups_at<G, U>(*this, first);
   }
 
   KOKKOS_INLINE_FUNCTION void walk(lanes::Registers<T, U, R>& regs, const lanes::Groups<U>& at) const {
@@ -787,6 +818,210 @@ struct LaneExpr {
 #endif
 };
 
+// The tile walk: programs with transcendental steps (exp, log, tanh, sigmoid) whose file
+// holds one or two registers. Where such a formula is bound by instruction issue (silu on an
+// H200: cuda's own kernel at 84-87 % of the issue slots), the lane walk's cost a step (the
+// instruction's fields, two compare trees, 16 moves of its lanes between registers) weighs
+// on every 8 floats, and its 78-80 registers leave a third of the warps to hide the exp
+// chains. Here each thread keeps its file, acc and the constants of the step in shared
+// memory: `tile_groups` groups of 16 bytes a register (16 floats, 8 doubles), so a step is
+// decoded once for those elements and its operands are addresses, not register merges. A
+// step reads two groups of each operand into registers, computes them, writes acc's two
+// groups, and so on over the tile. No thread reads another's words: no barrier. On a host
+// space (tests) the tile is an array of the thread's own.
+#if defined(KOKKOS_ENABLE_CUDA) && defined(__CUDA_ARCH__)
+using TileWord = uint4;
+#else
+struct alignas(16) TileWord {
+  std::uint32_t x, y, z, w;
+};
+#endif
+#ifndef EW_KOKKOS_TILE_GROUPS
+#define EW_KOKKOS_TILE_GROUPS 4
+#endif
+inline constexpr int tile_groups = EW_KOKKOS_TILE_GROUPS;
+inline constexpr int tile_block = 128;  // threads a block (LaunchBounds), the words' stride
+// Resident blocks an SM asked for: 8 for floats (64 registers), 6 for doubles (80: at 64 the
+// double walk spilled 40 bytes and silu f64 read 0.64 of cuda against 0.71 at 6 blocks, H200).
+#ifndef EW_KOKKOS_TILE_BLOCKS_F32
+#define EW_KOKKOS_TILE_BLOCKS_F32 8
+#endif
+#ifndef EW_KOKKOS_TILE_BLOCKS_F64
+#define EW_KOKKOS_TILE_BLOCKS_F64 6
+#endif
+// Each block also takes its tiles (TileExpr::words a thread, and Kokkos' own 1 KiB): at most
+// as many blocks as 186 KiB hold (two registers: 6), which the SMs of the devices that take
+// the tile walk have (228 KiB on the H100 and H200; device_facts checks). Kokkos finds
+// no block size for a walk whose blocks cannot all be resident, and divides by it.
+inline constexpr std::size_t tile_block_bytes(int words) {
+  return std::size_t(words) * 16 * tile_block + 1024;
+}
+template <class T, int R>
+inline constexpr int tile_blocks =
+    std::min<int>(sizeof(T) == 4 ? EW_KOKKOS_TILE_BLOCKS_F32 : EW_KOKKOS_TILE_BLOCKS_F64,
+                  static_cast<int>((186u << 10) / tile_block_bytes((R + 1) * tile_groups + 3)));
+
+namespace lanes {
+
+template <class T, int U>
+KOKKOS_FORCEINLINE_FUNCTION Lanes<T, U> broadcast(double value) {
+  Lanes<T, U> v;
+  const T x = static_cast<T>(value);
+  EW_KOKKOS_UNROLL
+  for (int l = 0; l < Lanes<T, U>::L; ++l) v.v[l] = x;
+  return v;
+}
+
+// The word by value: one 16-byte load from shared memory (memcpy from a reference into it was
+// compiled as 16 byte loads).
+template <class T, int U>
+KOKKOS_FORCEINLINE_FUNCTION void word_in(Lanes<T, U>& x, int u, const TileWord w) {
+  constexpr int G = Lanes<T, U>::G;
+  T v[G];
+  std::memcpy(v, &w, sizeof w);
+  EW_KOKKOS_UNROLL
+  for (int g = 0; g < G; ++g) x.v[u * G + g] = v[g];
+}
+
+template <class T, int U>
+KOKKOS_FORCEINLINE_FUNCTION TileWord word_out(const Lanes<T, U>& x, int u) {
+  constexpr int G = Lanes<T, U>::G;
+  T v[G];
+  EW_KOKKOS_UNROLL
+  for (int g = 0; g < G; ++g) v[g] = x.v[u * G + g];
+  TileWord w;
+  std::memcpy(&w, v, sizeof w);
+  return w;
+}
+
+// acc's tile = O(operands' tiles), two groups at a time: their loads come before the stores
+// (an operand may be acc itself), so the two groups' chains run side by side.
+template <Opcode O, int N, class T>
+KOKKOS_FORCEINLINE_FUNCTION void tile_apply(TileWord* acc, int stride, const TileWord* const* p, const int* step) {
+  using V = Lanes<T, 2>;
+  static_assert(tile_groups % 2 == 0, "two groups at a time");
+  EW_KOKKOS_UNROLL
+  for (int u = 0; u < tile_groups; u += 2) {
+    V x[N], r;
+    EW_KOKKOS_UNROLL
+    for (int j = 0; j < N; ++j) {
+      word_in(x[j], 0, p[j][u * step[j]]);
+      word_in(x[j], 1, p[j][(u + 1) * step[j]]);
+    }
+    if constexpr (O == Opcode::select) {
+      EW_KOKKOS_UNROLL
+      for (int l = 0; l < V::L; ++l) r.v[l] = x[0].v[l] != T(0) ? x[1].v[l] : x[2].v[l];  // NaN != 0: true
+    } else if constexpr (O == Opcode::cast) {  // every value has dtype T: the value itself
+      r = x[0];
+    } else {
+      apply<O>(r, x[0], x[N > 1 ? 1 : 0], x[N > 2 ? 2 : 0]);
+    }
+    acc[u * stride] = word_out(r, 0);
+    acc[(u + 1) * stride] = word_out(r, 1);
+  }
+}
+
+}  // namespace lanes
+
+template <class T, int R>
+struct TileExpr {
+  static constexpr int G = 16 / static_cast<int>(sizeof(T)), U = tile_groups;
+  // A thread's words: R registers' tiles, acc's tile, a word for each constant operand.
+  static constexpr int words = (R + 1) * U + 3;
+  LaneInstr code[inline_instructions];
+  std::uint16_t out_reg[max_expr_outputs];
+  bool out_acc[max_expr_outputs];
+  const T* in[inline_registers];
+  T* out[max_expr_outputs];
+  int count, inputs, outputs;
+  std::int64_t head, groups, tail, threads;
+  bool vector;
+
+  KOKKOS_INLINE_FUNCTION lanes::Groups<U> groups_at(std::int64_t first) const {
+    return lanes::groups_at<G, U>(*this, first);
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t t) const {
+#if defined(KOKKOS_ENABLE_CUDA) && defined(__CUDA_ARCH__)
+    __shared__ TileWord tiles[words * tile_block];
+    const int me = static_cast<int>(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));
+    TileWord* const base = tiles + me;
+    constexpr int stride = tile_block;
+#else
+    TileWord own[words];
+    TileWord* const base = own;
+    constexpr int stride = 1;
+#endif
+    TileWord* const acc = base + R * U * stride;
+    const auto tile = [&](int k) { return base + k * U * stride; };
+    const std::int64_t units = groups + 2, step_units = threads * U;
+    for (std::int64_t first = t; first < units; first += step_units) {
+      const lanes::Groups<U> at = groups_at(first);
+      for (int j = 0; j < inputs; ++j) {
+        lanes::Lanes<T, U> x;
+        lanes::load(x, in[j], at, vector);
+        EW_KOKKOS_UNROLL
+        for (int u = 0; u < U; ++u) tile(j)[u * stride] = lanes::word_out(x, u);
+      }
+      for (int k = 0; k < count; ++k) step(code[k], base, acc, stride);
+      // Stores last: an output written in place over another output's input is read first.
+      for (int k = 0; k < outputs; ++k) {
+        const TileWord* from = out_acc[k] ? acc : tile(out_reg[k]);
+        lanes::Lanes<T, U> x;
+        EW_KOKKOS_UNROLL
+        for (int u = 0; u < U; ++u) lanes::word_in(x, u, from[u * stride]);
+        lanes::store(out[k], x, at, vector);
+      }
+    }
+  }
+
+  KOKKOS_FORCEINLINE_FUNCTION void step(const LaneInstr& in, TileWord* base, TileWord* acc, int stride) const {
+    // Constant indices only (unrolled, then tested): a run-time index would put p and at in
+    // local memory.
+    const TileWord* p[3] = {acc, acc, acc};
+    int at[3] = {stride, stride, stride};
+    EW_KOKKOS_UNROLL
+    for (int j = 0; j < 3; ++j) {
+      if (j >= in.operands) break;
+      if (in.source[j] == LaneSource::reg) {
+        p[j] = base + in.reg[j] * U * stride;
+      } else if (in.source[j] == LaneSource::value) {
+        TileWord* slot = base + ((R + 1) * U + j) * stride;
+        *slot = lanes::word_out(lanes::broadcast<T, 1>(in.value), 0);
+        p[j] = slot, at[j] = 0;
+      }
+    }
+    switch (in.op) {
+      case Opcode::constant: {
+        const TileWord w = lanes::word_out(lanes::broadcast<T, 1>(in.value), 0);
+        EW_KOKKOS_UNROLL
+        for (int u = 0; u < U; ++u) acc[u * stride] = w;
+        break;
+      }
+      case Opcode::select: lanes::tile_apply<Opcode::select, 3, T>(acc, stride, p, at); break;
+      case Opcode::fma: lanes::tile_apply<Opcode::fma, 3, T>(acc, stride, p, at); break;
+#define EW_KOKKOS_UNARY(name) \
+  case Opcode::name: lanes::tile_apply<Opcode::name, 1, T>(acc, stride, p, at); break;
+#define EW_KOKKOS_BINARY(name) \
+  case Opcode::name: lanes::tile_apply<Opcode::name, 2, T>(acc, stride, p, at); break;
+      EW_KOKKOS_UNARY(neg) EW_KOKKOS_UNARY(abs) EW_KOKKOS_UNARY(sqrt) EW_KOKKOS_UNARY(floor)
+      EW_KOKKOS_UNARY(ceil) EW_KOKKOS_UNARY(trunc) EW_KOKKOS_UNARY(round) EW_KOKKOS_UNARY(exp)
+      EW_KOKKOS_UNARY(log) EW_KOKKOS_UNARY(tanh) EW_KOKKOS_UNARY(sigmoid)
+      EW_KOKKOS_BINARY(add) EW_KOKKOS_BINARY(sub) EW_KOKKOS_BINARY(mul) EW_KOKKOS_BINARY(div)
+      EW_KOKKOS_BINARY(min) EW_KOKKOS_BINARY(max) EW_KOKKOS_BINARY(lt) EW_KOKKOS_BINARY(le)
+      EW_KOKKOS_BINARY(gt) EW_KOKKOS_BINARY(ge) EW_KOKKOS_BINARY(eq) EW_KOKKOS_BINARY(ne)
+#undef EW_KOKKOS_UNARY
+#undef EW_KOKKOS_BINARY
+      default: lanes::tile_apply<Opcode::cast, 1, T>(acc, stride, p, at);
+    }
+    if (in.keep) {
+      TileWord* to = base + in.dst * U * stride;
+      EW_KOKKOS_UNROLL
+      for (int u = 0; u < U; ++u) to[u * stride] = acc[u * stride];
+    }
+  }
+};
+
 // The inline shape: everything the walk needs, by value.
 struct InlineExpr {
   DeviceInstr code[inline_instructions];
@@ -860,14 +1095,9 @@ inline constexpr int one_register_blocks = EW_KOKKOS_ONE_REGISTER_BLOCKS;
 inline constexpr int two_register_groups = EW_KOKKOS_TWO_REGISTER_GROUPS;
 inline constexpr int two_register_blocks = EW_KOKKOS_TWO_REGISTER_BLOCKS;
 
-// Runs the call on `exec` by walking the program per element. Asynchronous on a device
-// space in the inline shape; the general shape fences before it returns (its Views).
-template <class T, int U, int R, bool Staged, class Exec>
-void run_lanes(const Exec& exec, const ExprCall& call, const DevicePlan& plan, const LanePlan& walk,
-               std::int64_t max_threads) {
-  static_assert(!Staged || stageable<T, R>, "only float files of two registers are staged");
-  using F = LaneExpr<T, U, R, Staged>;
-  F f{};
+// The program, operands and range of a walk's functor (LaneExpr, TileExpr) for `call`.
+template <class T, class F>
+void fill_walk(F& f, const ExprCall& call, const DevicePlan& plan, const LanePlan& walk) {
   std::copy(walk.code.begin(), walk.code.end(), f.code);
   std::copy(walk.out_reg, walk.out_reg + walk.outputs, f.out_reg);
   std::copy(walk.out_acc, walk.out_acc + walk.outputs, f.out_acc);
@@ -886,6 +1116,17 @@ void run_lanes(const Exec& exec, const ExprCall& call, const DevicePlan& plan, c
   f.vector = true;
   for (int j = 0; j < f.inputs; ++j) f.vector = f.vector && aligned(f.in[j]);
   for (int k = 0; k < f.outputs; ++k) f.vector = f.vector && aligned(f.out[k]);
+}
+
+// Runs the call on `exec` by walking the program per element. Asynchronous on a device
+// space in the inline shape; the general shape fences before it returns (its Views).
+template <class T, int U, int R, bool Staged, class Exec>
+void run_lanes(const Exec& exec, const ExprCall& call, const DevicePlan& plan, const LanePlan& walk,
+               std::int64_t max_threads) {
+  static_assert(!Staged || stageable<T, R>, "only float files of two registers are staged");
+  using F = LaneExpr<T, U, R, Staged>;
+  F f{};
+  fill_walk<T>(f, call, plan, walk);
   // Blocks of 256 threads resident per SM: 2 at up to 128 registers a thread; 3 (at most 85)
   // for the one-group walk on a small file (doubles: a group is two elements), for the
   // one-register file (78-80 registers) and the staged two-register float file (70); the
@@ -907,10 +1148,45 @@ void run_lanes(const Exec& exec, const ExprCall& call, const DevicePlan& plan, c
       f);
 }
 
-// The lane walk takes the call: every value of one dtype, few enough instructions and
-// live values. Returns false (nothing run) otherwise.
+template <class T, int R, class Exec>
+void run_tiles(const Exec& exec, const ExprCall& call, const DevicePlan& plan, const LanePlan& walk,
+               std::int64_t max_threads) {
+  using F = TileExpr<T, R>;
+  F f{};
+  fill_walk<T>(f, call, plan, walk);
+  if (max_threads <= 0)
+    max_threads = std::max<std::int64_t>(1, static_cast<std::int64_t>(exec.concurrency()) * tile_blocks<T, R> * tile_block / 2048);
+  const std::int64_t units = f.groups + 2;
+  f.threads = std::max<std::int64_t>(1, std::min<std::int64_t>((units + F::U - 1) / F::U, max_threads));
+  Kokkos::parallel_for(
+      "ew::expr (tiles)",
+      as_argument(Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>, Kokkos::LaunchBounds<tile_block, tile_blocks<T, R>>>(
+          exec, 0, f.threads)),
+      f);
+}
+
+// Whether the tile walk takes a one-dtype program by default: a file of one or two registers,
+// a transcendental step, on a Cuda device fast behind each SM (device_facts: at least 30 GB/s
+// of memory an SM, the H200 of those measured) whose SMs hold the walk's blocks. Measured there only (2026-11-27, silu at
+// 2^24..2^28, kokkos/cuda: f32 0.80-0.84 against the lane walk's 0.74-0.77, f64 0.69-0.72
+// against 0.65-0.68); on the H100, where the lane walk's silu reads 0.88-0.92 of cuda and
+// neither kernel is bound by instruction issue, the lane walk stays.
 template <class Exec>
-bool try_lanes(const Exec& exec, const ExprCall& call, std::int64_t max_threads) {
+bool tiles_by_default(const Exec& exec, const Program& p, const LanePlan& walk) {
+  if (walk.registers > 2) return false;
+  bool transcendental = false;
+  for (const Instr& in : p.code)
+    transcendental = transcendental || in.op == Opcode::exp || in.op == Opcode::log || in.op == Opcode::tanh ||
+                     in.op == Opcode::sigmoid;
+  const DeviceFacts facts = device_facts(exec);
+  return transcendental && facts.fast_per_sm && facts.tiles_fit;
+}
+
+// The lane walk (or, for the formulas above, the tile walk) takes the call: every value of one
+// dtype, few enough instructions and live values. Returns false (nothing run) otherwise.
+// `tiles`: the tile walk wherever the file fits it (tests).
+template <class Exec>
+bool try_lanes(const Exec& exec, const ExprCall& call, std::int64_t max_threads, bool tiles = false) {
   const Program& p = *call.program;
   if (p.code.empty() || p.code.size() > std::size_t(inline_instructions)) return false;
   const DType t = p.code[0].dtype;
@@ -919,6 +1195,16 @@ bool try_lanes(const Exec& exec, const ExprCall& call, std::int64_t max_threads)
   const DevicePlan plan = plan_for_device(call, true);
   if (plan.registers > inline_registers) return false;
   const LanePlan walk = plan_for_lanes(plan);
+  if (walk.registers <= 2 && (tiles || tiles_by_default(exec, p, walk))) {
+    if (t == DType::f32) {
+      if (walk.registers <= 1) run_tiles<float, 1>(exec, call, plan, walk, max_threads);
+      else run_tiles<float, 2>(exec, call, plan, walk, max_threads);
+    } else {
+      if (walk.registers <= 1) run_tiles<double, 1>(exec, call, plan, walk, max_threads);
+      else run_tiles<double, 2>(exec, call, plan, walk, max_threads);
+    }
+    return true;
+  }
   // A small file leaves registers for the next iteration's inputs (LaneExpr): floats take two
   // groups per thread, more elements per decoded instruction; doubles one, which keeps them
   // within 3 blocks' 85 registers (two groups with the next inputs would spill). Files of
@@ -951,13 +1237,15 @@ bool try_lanes(const Exec& exec, const ExprCall& call, std::int64_t max_threads)
   return true;
 }
 
-enum class DeviceShape { chosen, per_element, general };
+enum class DeviceShape { chosen, tiles, per_element, general };  // tiles: the tile walk where it can
 
 template <class Exec>
 void run_expr_per_element(const Exec& exec, const ExprCall& call, DeviceShape shape = DeviceShape::chosen,
                           std::int64_t max_threads = 0) {
   if (call.n == 0) return;
-  if (shape == DeviceShape::chosen && try_lanes(exec, call, max_threads)) return;
+  if ((shape == DeviceShape::chosen || shape == DeviceShape::tiles) &&
+      try_lanes(exec, call, max_threads, shape == DeviceShape::tiles))
+    return;
   const bool force_general = shape == DeviceShape::general;
   const DevicePlan plan = plan_for_device(call);
   const int count = static_cast<int>(plan.code.size());

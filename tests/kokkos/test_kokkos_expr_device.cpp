@@ -19,6 +19,7 @@ struct Outcome {
   std::string mismatch;  // empty: every element matched
   bool inline_shape = false;
   bool lanes = false;  // the lane walk took it
+  bool tiles = false;  // the tile walk took it (asked for, and the file fits it)
 };
 
 // An operand `shift` elements past the start of its allocation: other alignments than the
@@ -66,9 +67,12 @@ Outcome walk_and_compare(const GeneratedCase& g, std::size_t n, std::mt19937_64&
   bool one_dtype = true;
   for (const auto& instr : k.program().code) one_dtype = one_dtype && instr.dtype == k.program().code[0].dtype;
   one_dtype = one_dtype && !is_storage16(k.program().code[0].dtype);  // 16-bit data takes the other shapes
-  out.lanes = shape == detail::kokkos::DeviceShape::chosen && one_dtype &&
-              lane_plan.code.size() <= std::size_t(detail::kokkos::inline_instructions) &&
-              lane_plan.registers <= detail::kokkos::inline_registers;
+  const bool walks = (shape == detail::kokkos::DeviceShape::chosen || shape == detail::kokkos::DeviceShape::tiles) &&
+                     one_dtype && lane_plan.code.size() <= std::size_t(detail::kokkos::inline_instructions) &&
+                     lane_plan.registers <= detail::kokkos::inline_registers;
+  out.tiles = walks && shape == detail::kokkos::DeviceShape::tiles &&
+              detail::kokkos::plan_for_lanes(lane_plan).registers <= 2;
+  out.lanes = walks && !out.tiles;
   out.inline_shape = shape != detail::kokkos::DeviceShape::general &&
                      plan.code.size() <= std::size_t(detail::kokkos::inline_instructions) &&
                      plan.registers <= detail::kokkos::inline_registers;
@@ -103,7 +107,7 @@ class KokkosExprPerElement : public testing::TestWithParam<DeviceShape> {
 
 TEST_P(KokkosExprPerElement, RandomProgramsMatchScalarBitForBit) {
   const DeviceShape shape = GetParam();
-  int inline_cases = 0, lane_cases = 0;
+  int inline_cases = 0, lane_cases = 0, tile_cases = 0;
   for (std::size_t n : {std::size_t(1), std::size_t(17), std::size_t(1000), std::size_t(70001)}) {
     for (int t = 0; t < (n > 10000 ? 4 : 40); ++t) {
       const std::uint64_t seed = rng()();
@@ -112,12 +116,16 @@ TEST_P(KokkosExprPerElement, RandomProgramsMatchScalarBitForBit) {
       ASSERT_TRUE(r.mismatch.empty()) << "case seed " << seed << ", n " << n << "\n" << r.mismatch;
       inline_cases += r.inline_shape;
       lane_cases += r.lanes;
+      tile_cases += r.tiles;
     }
   }
   if (shape == DeviceShape::general) EXPECT_EQ(inline_cases, 0);
   else EXPECT_GT(inline_cases, 0) << "no random program took the inline shape";
   if (shape == DeviceShape::chosen) {
     EXPECT_GT(lane_cases, 0) << "no random program took the lane walk";
+  }
+  if (shape == DeviceShape::tiles) {
+    EXPECT_GT(tile_cases, 0) << "no random program took the tile walk";
   }
 }
 
@@ -228,7 +236,8 @@ TEST_F(KokkosExprLanes, AccumulatorEdges) {
   }
 }
 
-// The walks of files of one and two registers (relu, silu, clamp: two groups a thread),
+// The walks of files of one and two registers (relu, silu, clamp: two groups a thread) and
+// the tile walk that takes such files with a transcendental step on Cuda (asked for here),
 // checked to be those files, at sizes that end inside a group and past several threads'
 // strides, with head and tail, aligned and not.
 TEST_F(KokkosExprLanes, OneAndTwoRegisterFiles) {
@@ -253,14 +262,16 @@ TEST_F(KokkosExprLanes, OneAndTwoRegisterFiles) {
           << to_string(t) << " " << expr.str();
       const std::uint64_t seed = rng()();
       ExprGenerator gen(seed);
-      for (std::int64_t threads : {1, 3, 64})
-        for (std::size_t n : {std::size_t(1), std::size_t(7), std::size_t(66), std::size_t(1001)})
-          for (bool misalign : {false, true}) {
-            const Outcome r = walk_and_compare(g, n, gen.engine(), DeviceShape::chosen, threads, misalign);
-            ASSERT_TRUE(r.mismatch.empty()) << to_string(t) << " " << expr.str() << ", n " << n << ", threads "
-                                            << threads << ", seed " << seed << "\n" << r.mismatch;
-            EXPECT_TRUE(r.lanes);
-          }
+      for (DeviceShape shape : {DeviceShape::chosen, DeviceShape::tiles})
+        for (std::int64_t threads : {1, 3, 64})
+          for (std::size_t n : {std::size_t(1), std::size_t(7), std::size_t(66), std::size_t(1001)})
+            for (bool misalign : {false, true}) {
+              const Outcome r = walk_and_compare(g, n, gen.engine(), shape, threads, misalign);
+              ASSERT_TRUE(r.mismatch.empty()) << to_string(t) << " " << expr.str() << ", n " << n << ", threads "
+                                              << threads << (shape == DeviceShape::tiles ? ", tiles" : "")
+                                              << ", seed " << seed << "\n" << r.mismatch;
+              EXPECT_TRUE(shape == DeviceShape::tiles ? r.tiles : r.lanes);
+            }
     }
   }
 }
@@ -319,9 +330,11 @@ TEST(KokkosExprPlan, LaneWalkKeepsOnlyWhatIsReadAgain) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, KokkosExprPerElement,
-                         testing::Values(DeviceShape::chosen, DeviceShape::per_element, DeviceShape::general),
+                         testing::Values(DeviceShape::chosen, DeviceShape::tiles, DeviceShape::per_element,
+                                         DeviceShape::general),
                          [](const testing::TestParamInfo<DeviceShape>& info) {
                            return info.param == DeviceShape::chosen        ? "chosen"
+                                  : info.param == DeviceShape::tiles       ? "tiles"
                                   : info.param == DeviceShape::per_element ? "per_element"
                                                                            : "general";
                          });
