@@ -640,11 +640,14 @@ inline constexpr double staged_bandwidth_per_sm = 30e9;  // bytes/s
 template <class T, int R>
 inline constexpr bool stageable = EW_KOKKOS_STAGED != 0 && R == 2 && sizeof(T) == 4;
 
+// The shared memory an SM must have for the tile walk's resident blocks (TileExpr, tile_blocks).
+inline constexpr std::size_t tile_shared_per_sm = std::size_t(186) << 10;
+
 // What the walks ask of a Cuda device, asked once per device (two threads asking at once both
 // get the same answer; no lock on the call's path): whether it is fast behind each SM (spec
 // bandwidth, memory clock x bus width x 2, per SM, at least staged_bandwidth_per_sm; sm_80+,
 // which has asynchronous copies) and whether its SMs' shared memory holds the tile walk's
-// resident blocks (186 KiB).
+// resident blocks (tile_shared_per_sm).
 struct DeviceFacts {
   bool fast_per_sm = false, tiles_fit = false;
 };
@@ -664,13 +667,13 @@ DeviceFacts device_facts(const Exec& exec) {
     const bool asked = cudaDeviceGetAttribute(&clock_khz, cudaDevAttrMemoryClockRate, device) == cudaSuccess &&
                        cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, device) == cudaSuccess &&
                        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) == cudaSuccess &&
-                       cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
-                       cudaDeviceGetAttribute(&shared_per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device) ==
-                           cudaSuccess;
-    if (!asked) (void)cudaGetLastError();
+                       cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess;
+    const bool asked_shared =
+        cudaDeviceGetAttribute(&shared_per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device) == cudaSuccess;
+    if (!asked || !asked_shared) (void)cudaGetLastError();
     const double per_sm = asked && sms > 0 ? 1e3 * clock_khz * 2.0 * bus_bits / 8.0 / sms : 0.0;
     facts.fast_per_sm = asked && major >= 8 && per_sm >= staged_bandwidth_per_sm;
-    facts.tiles_fit = asked && std::size_t(shared_per_sm) >= (std::size_t(186) << 10);
+    facts.tiles_fit = asked_shared && std::size_t(shared_per_sm) >= tile_shared_per_sm;
     if (cached) known[device].store(1 + (facts.fast_per_sm ? 1 : 0) + (facts.tiles_fit ? 2 : 0), std::memory_order_relaxed);
   }
 #endif
@@ -849,17 +852,17 @@ inline constexpr int tile_block = 128;  // threads a block (LaunchBounds), the w
 #ifndef EW_KOKKOS_TILE_BLOCKS_F64
 #define EW_KOKKOS_TILE_BLOCKS_F64 6
 #endif
-// Each block also takes its tiles (TileExpr::words a thread, and Kokkos' own 1 KiB): at most
-// as many blocks as 186 KiB hold (two registers: 6), which the SMs of the devices that take
-// the tile walk have (228 KiB on the H100 and H200; device_facts checks). Kokkos finds
-// no block size for a walk whose blocks cannot all be resident, and divides by it.
+// Each block also takes its tiles (TileExpr::words a thread, and the 1 KiB the hardware
+// reserves a block): at most as many blocks as tile_shared_per_sm holds (two registers: 6),
+// which the tile walk checks of the device (device_facts; 228 KiB on the H100 and H200).
+// Kokkos finds no block size for a walk whose blocks cannot all be resident, and divides by it.
 inline constexpr std::size_t tile_block_bytes(int words) {
   return std::size_t(words) * 16 * tile_block + 1024;
 }
 template <class T, int R>
 inline constexpr int tile_blocks =
     std::min<int>(sizeof(T) == 4 ? EW_KOKKOS_TILE_BLOCKS_F32 : EW_KOKKOS_TILE_BLOCKS_F64,
-                  static_cast<int>((186u << 10) / tile_block_bytes((R + 1) * tile_groups + 3)));
+                  static_cast<int>(tile_shared_per_sm / tile_block_bytes((R + 1) * tile_groups + 1)));
 
 namespace lanes {
 
@@ -897,7 +900,7 @@ KOKKOS_FORCEINLINE_FUNCTION TileWord word_out(const Lanes<T, U>& x, int u) {
 // acc's tile = O(operands' tiles), two groups at a time: their loads come before the stores
 // (an operand may be acc itself), so the two groups' chains run side by side.
 template <Opcode O, int N, class T>
-KOKKOS_FORCEINLINE_FUNCTION void tile_apply(TileWord* acc, int stride, const TileWord* const* p, const int* step) {
+KOKKOS_FORCEINLINE_FUNCTION void tile_apply(TileWord* acc, int stride, const TileWord* const* p, const int* pitch) {
   using V = Lanes<T, 2>;
   static_assert(tile_groups % 2 == 0, "two groups at a time");
   EW_KOKKOS_UNROLL
@@ -905,8 +908,8 @@ KOKKOS_FORCEINLINE_FUNCTION void tile_apply(TileWord* acc, int stride, const Til
     V x[N], r;
     EW_KOKKOS_UNROLL
     for (int j = 0; j < N; ++j) {
-      word_in(x[j], 0, p[j][u * step[j]]);
-      word_in(x[j], 1, p[j][(u + 1) * step[j]]);
+      word_in(x[j], 0, p[j][u * pitch[j]]);
+      word_in(x[j], 1, p[j][(u + 1) * pitch[j]]);
     }
     if constexpr (O == Opcode::select) {
       EW_KOKKOS_UNROLL
@@ -926,8 +929,9 @@ KOKKOS_FORCEINLINE_FUNCTION void tile_apply(TileWord* acc, int stride, const Til
 template <class T, int R>
 struct TileExpr {
   static constexpr int G = 16 / static_cast<int>(sizeof(T)), U = tile_groups;
-  // A thread's words: R registers' tiles, acc's tile, a word for each constant operand.
-  static constexpr int words = (R + 1) * U + 3;
+  // A thread's words: R registers' tiles, acc's tile, a word for the step's constant (every
+  // constant operand of a step is its one `value`).
+  static constexpr int words = (R + 1) * U + 1;
   LaneInstr code[inline_instructions];
   std::uint16_t out_reg[max_expr_outputs];
   bool out_acc[max_expr_outputs];
@@ -948,9 +952,9 @@ struct TileExpr {
     TileWord* const base = tiles + me;
     constexpr int stride = tile_block;
 #else
-    TileWord own[words];
+    TileWord own[words * 2];  // every other word: a stride as on the device, which tests then check
     TileWord* const base = own;
-    constexpr int stride = 1;
+    constexpr int stride = 2;
 #endif
     TileWord* const acc = base + R * U * stride;
     const auto tile = [&](int k) { return base + k * U * stride; };
@@ -975,35 +979,36 @@ struct TileExpr {
     }
   }
 
-  KOKKOS_FORCEINLINE_FUNCTION void step(const LaneInstr& in, TileWord* base, TileWord* acc, int stride) const {
-    // Constant indices only (unrolled, then tested): a run-time index would put p and at in
-    // local memory.
+  KOKKOS_FORCEINLINE_FUNCTION void step(const LaneInstr& instr, TileWord* base, TileWord* acc, int stride) const {
+    // Operand j's words and their pitch (0: the constant's one word). Constant indices only
+    // (unrolled, then tested): a run-time index would put p and pitch in local memory.
     const TileWord* p[3] = {acc, acc, acc};
-    int at[3] = {stride, stride, stride};
+    int pitch[3] = {stride, stride, stride};
+    TileWord* const constant = base + (R + 1) * U * stride;
+    bool constant_written = false;
     EW_KOKKOS_UNROLL
     for (int j = 0; j < 3; ++j) {
-      if (j >= in.operands) break;
-      if (in.source[j] == LaneSource::reg) {
-        p[j] = base + in.reg[j] * U * stride;
-      } else if (in.source[j] == LaneSource::value) {
-        TileWord* slot = base + ((R + 1) * U + j) * stride;
-        *slot = lanes::word_out(lanes::broadcast<T, 1>(in.value), 0);
-        p[j] = slot, at[j] = 0;
+      if (j >= instr.operands) break;
+      if (instr.source[j] == LaneSource::reg) {
+        p[j] = base + instr.reg[j] * U * stride;
+      } else if (instr.source[j] == LaneSource::value) {
+        if (!constant_written) *constant = lanes::word_out(lanes::broadcast<T, 1>(instr.value), 0), constant_written = true;
+        p[j] = constant, pitch[j] = 0;
       }
     }
-    switch (in.op) {
+    switch (instr.op) {
       case Opcode::constant: {
-        const TileWord w = lanes::word_out(lanes::broadcast<T, 1>(in.value), 0);
+        const TileWord w = lanes::word_out(lanes::broadcast<T, 1>(instr.value), 0);
         EW_KOKKOS_UNROLL
         for (int u = 0; u < U; ++u) acc[u * stride] = w;
         break;
       }
-      case Opcode::select: lanes::tile_apply<Opcode::select, 3, T>(acc, stride, p, at); break;
-      case Opcode::fma: lanes::tile_apply<Opcode::fma, 3, T>(acc, stride, p, at); break;
+      case Opcode::select: lanes::tile_apply<Opcode::select, 3, T>(acc, stride, p, pitch); break;
+      case Opcode::fma: lanes::tile_apply<Opcode::fma, 3, T>(acc, stride, p, pitch); break;
 #define EW_KOKKOS_UNARY(name) \
-  case Opcode::name: lanes::tile_apply<Opcode::name, 1, T>(acc, stride, p, at); break;
+  case Opcode::name: lanes::tile_apply<Opcode::name, 1, T>(acc, stride, p, pitch); break;
 #define EW_KOKKOS_BINARY(name) \
-  case Opcode::name: lanes::tile_apply<Opcode::name, 2, T>(acc, stride, p, at); break;
+  case Opcode::name: lanes::tile_apply<Opcode::name, 2, T>(acc, stride, p, pitch); break;
       EW_KOKKOS_UNARY(neg) EW_KOKKOS_UNARY(abs) EW_KOKKOS_UNARY(sqrt) EW_KOKKOS_UNARY(floor)
       EW_KOKKOS_UNARY(ceil) EW_KOKKOS_UNARY(trunc) EW_KOKKOS_UNARY(round) EW_KOKKOS_UNARY(exp)
       EW_KOKKOS_UNARY(log) EW_KOKKOS_UNARY(tanh) EW_KOKKOS_UNARY(sigmoid)
@@ -1012,10 +1017,10 @@ struct TileExpr {
       EW_KOKKOS_BINARY(gt) EW_KOKKOS_BINARY(ge) EW_KOKKOS_BINARY(eq) EW_KOKKOS_BINARY(ne)
 #undef EW_KOKKOS_UNARY
 #undef EW_KOKKOS_BINARY
-      default: lanes::tile_apply<Opcode::cast, 1, T>(acc, stride, p, at);
+      default: lanes::tile_apply<Opcode::cast, 1, T>(acc, stride, p, pitch);
     }
-    if (in.keep) {
-      TileWord* to = base + in.dst * U * stride;
+    if (instr.keep) {
+      TileWord* to = base + instr.dst * U * stride;
       EW_KOKKOS_UNROLL
       for (int u = 0; u < U; ++u) to[u * stride] = acc[u * stride];
     }
@@ -1165,21 +1170,39 @@ void run_tiles(const Exec& exec, const ExprCall& call, const DevicePlan& plan, c
       f);
 }
 
-// Whether the tile walk takes a one-dtype program by default: a file of one or two registers,
-// a transcendental step, on a Cuda device fast behind each SM (device_facts: at least 30 GB/s
-// of memory an SM, the H200 of those measured) whose SMs hold the walk's blocks. Measured there only (2026-11-27, silu at
-// 2^24..2^28, kokkos/cuda: f32 0.80-0.84 against the lane walk's 0.74-0.77, f64 0.69-0.72
-// against 0.65-0.68); on the H100, where the lane walk's silu reads 0.88-0.92 of cuda and
-// neither kernel is bound by instruction issue, the lane walk stays.
+// Where the tile walk runs by default. Measured on the H200 alone (2026-11-27, kokkos/cuda at
+// 2^24..2^28): silu f32 0.80-0.84 against the lane walk's 0.74-0.77, f64 0.69-0.72 against
+// 0.65-0.68. So: files of one register with a transcendental step, on Cuda devices fast behind
+// each SM (device_facts: at least 30 GB/s of memory an SM, the H200 of the GPUs measured) whose
+// SMs hold its blocks. On the H100 the lane walk's silu reads 0.88-0.92 of cuda and neither
+// kernel is bound by instruction issue: the lane walk stays. EW_KOKKOS_TILES (for
+// kokkos_variants.sh): 0 never by default, 1 files of one or two registers with a
+// transcendental step on every Cuda device that holds the blocks, 2 (default) as above.
+#ifndef EW_KOKKOS_TILES
+#define EW_KOKKOS_TILES 2
+#endif
+
 template <class Exec>
 bool tiles_by_default(const Exec& exec, const Program& p, const LanePlan& walk) {
-  if (walk.registers > 2) return false;
+  if (EW_KOKKOS_TILES == 0 || walk.registers > (EW_KOKKOS_TILES == 1 ? 2 : 1)) return false;
   bool transcendental = false;
   for (const Instr& in : p.code)
     transcendental = transcendental || in.op == Opcode::exp || in.op == Opcode::log || in.op == Opcode::tanh ||
                      in.op == Opcode::sigmoid;
-  const DeviceFacts facts = device_facts(exec);
-  return transcendental && facts.fast_per_sm && facts.tiles_fit;
+  if (!transcendental) return false;
+  const DeviceFacts facts = device_facts(exec);  // host spaces: neither
+  return facts.tiles_fit && (EW_KOKKOS_TILES == 1 || facts.fast_per_sm);
+}
+
+// Whether the tile walk can run on `exec` when asked for (DeviceShape::tiles): on Cuda only
+// where the SMs hold its blocks; host spaces always.
+template <class Exec>
+bool tiles_run_on(const Exec& exec) {
+#if defined(KOKKOS_ENABLE_CUDA)
+  if constexpr (std::is_same_v<Exec, Kokkos::Cuda>) return device_facts(exec).tiles_fit;
+#endif
+  (void)exec;
+  return true;
 }
 
 // The lane walk (or, for the formulas above, the tile walk) takes the call: every value of one
@@ -1195,7 +1218,7 @@ bool try_lanes(const Exec& exec, const ExprCall& call, std::int64_t max_threads,
   const DevicePlan plan = plan_for_device(call, true);
   if (plan.registers > inline_registers) return false;
   const LanePlan walk = plan_for_lanes(plan);
-  if (walk.registers <= 2 && (tiles || tiles_by_default(exec, p, walk))) {
+  if (walk.registers <= 2 && ((tiles && tiles_run_on(exec)) || tiles_by_default(exec, p, walk))) {
     if (t == DType::f32) {
       if (walk.registers <= 1) run_tiles<float, 1>(exec, call, plan, walk, max_threads);
       else run_tiles<float, 2>(exec, call, plan, walk, max_threads);

@@ -209,7 +209,8 @@ TEST_F(KokkosExprLanes, OneDtypeManyLiveValues) {
 // The lane walk's accumulator form (plan_for_lanes): two different constants in one
 // instruction (one runs as an instruction), the same constant twice, a value read through
 // acc by both operands, a result read by the next instruction and again later (kept), an
-// output that is the last result, one that is an earlier result, and one that is an input.
+// output that is the last result, one that is an earlier result, and one that is an input;
+// through the lane walk and the tile walk.
 TEST_F(KokkosExprLanes, AccumulatorEdges) {
   for (DType t : {DType::f32, DType::f64}) {
     const Expr a = input(0, t), b = input(1, t);
@@ -231,6 +232,12 @@ TEST_F(KokkosExprLanes, AccumulatorEdges) {
         const Outcome r = walk_and_compare(g, n, gen.engine(), DeviceShape::chosen, 5, n > 100);
         ASSERT_TRUE(r.mismatch.empty()) << to_string(t) << ", case " << c << ", seed " << seed << "\n" << r.mismatch;
         EXPECT_TRUE(r.lanes) << to_string(t) << ", case " << c;
+        // The same edges through the tile walk, which takes files of up to two registers (the
+        // last case's file holds three: the lane walk again).
+        const Outcome tiled = walk_and_compare(g, n, gen.engine(), DeviceShape::tiles, 5, n > 100);
+        ASSERT_TRUE(tiled.mismatch.empty()) << to_string(t) << ", case " << c << ", tiles, seed " << seed << "\n"
+                                            << tiled.mismatch;
+        EXPECT_EQ(tiled.tiles, c + 1 < cases.size()) << to_string(t) << ", case " << c;
       }
     }
   }
