@@ -38,7 +38,7 @@ if [[ ${PROFILE_SOURCE:-0} == 1 ]]; then
   # Executed instructions per SASS line of the walk, for clamp and silu (f32, 2^24).
   for e in clamp silu; do
     step "ncu source counters: $e"
-    ncu --clock-control none --kernel-name-base mangled -k regex:LaneExpr --launch-skip 3 --launch-count 1 \
+    ncu --clock-control none --kernel-name-base mangled -k regex:"(Lane|Tile)Expr" --launch-skip 3 --launch-count 1 \
       --section SourceCounters --metrics smsp__inst_executed.sum -f -o "$out/kokkos-$e" \
       build-gpu-kokkos/bench/roofline/ew-roofline --only-expressions --backends kokkos --expressions $e \
       --dtypes f32 --sizes 24 --warm --reps 1 --no-peers > "$out/kokkos-$e-ncu-run.log" 2>&1 || status=1
@@ -52,7 +52,7 @@ if [[ ${PROFILE_SILU:-0} == 1 ]]; then
     for backend in cuda kokkos; do
       step "ncu: silu $dtype 2^26 on $backend"
       kernel=ew_expr
-      [[ $backend == kokkos ]] && kernel=LaneExpr
+      [[ $backend == kokkos ]] && kernel="(Lane|Tile)Expr"
       ncu --clock-control none --kernel-name-base mangled -k regex:$kernel --launch-skip 3 --launch-count 1 \
         --section SpeedOfLight --section ComputeWorkloadAnalysis --section Occupancy --section LaunchStats \
         --section SchedulerStats --metrics smsp__inst_executed.sum \
