@@ -3,8 +3,8 @@
 // evaluated instruction by instruction (ew_internal/block_eval.hpp), so that the bits
 // are the scalar reference's and intermediates stay in cache. Device spaces (Cuda): the
 // program walked by every thread over a few 16-byte groups of elements at once, its
-// register file in registers (expr_device.hpp), asynchronous on the context's instance
-// like the ops.
+// register file in registers or, for transcendental formulas on fast-memory GPUs, in
+// shared memory (expr_device.hpp), asynchronous on the context's instance like the ops.
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>

@@ -5,7 +5,7 @@
 // linear scan over its live range), so that the walk reads plain data and keeps only the
 // values still live: a short register file per thread.
 //
-// Three shapes, chosen per call:
+// Four shapes, chosen per call:
 //   lanes    every value of one dtype, f32 or f64, up to `inline_instructions` instructions and
 //            `inline_registers` registers (the common case): each thread takes groups of
 //            16 bytes per operand (4 floats or 2 doubles) and runs every instruction on
@@ -17,6 +17,11 @@
 //            only by the next instruction never enters the register file. With a file
 //            of up to 4 registers the next iteration's inputs load before this one's
 //            walk (floats: two groups a thread); larger files prefetch them to L2.
+//   tiles    a lanes program with a transcendental step (exp, log, tanh, sigmoid) and a
+//            file of one register, on devices fast behind each SM (TileExpr): the file,
+//            acc and the step's constant in shared memory, 4 groups a register, so that a
+//            step is decoded once for 16 floats or 8 doubles and the exp chains run with
+//            more warps beside them than the lanes walk's registers leave.
 //   inline   other programs of that size (mixed dtypes, 16-bit data: widened when read,
 //            rounded when stored, as element_eval.hpp does): one element per thread, the
 //            program in the functor, the register file a small array indexed by register
@@ -844,13 +849,16 @@ struct alignas(16) TileWord {
 #endif
 inline constexpr int tile_groups = EW_KOKKOS_TILE_GROUPS;
 inline constexpr int tile_block = 128;  // threads a block (LaunchBounds), the words' stride
-// Resident blocks an SM asked for: 8 for floats (64 registers), 6 for doubles (80: at 64 the
-// double walk spilled 40 bytes and silu f64 read 0.64 of cuda against 0.71 at 6 blocks, H200).
+// Resident blocks an SM asked for: 8 for floats (64 registers), 7 for doubles (72: at 64 the
+// double walk spilled 40 bytes and silu f64 read 0.64 of cuda against 0.71 at 6 blocks; 7
+// keeps the 72 registers that 6 compiled to and read 0.69-0.73 against 0.67-0.70, H200).
+// More blocks lost: floats at 9 (56 registers, 8 bytes spilled) level, two groups a register
+// with 10-12 float or 8 double blocks 0.63-0.78 (bench/cuda/results/h200-2026-11-27-tile-blocks).
 #ifndef EW_KOKKOS_TILE_BLOCKS_F32
 #define EW_KOKKOS_TILE_BLOCKS_F32 8
 #endif
 #ifndef EW_KOKKOS_TILE_BLOCKS_F64
-#define EW_KOKKOS_TILE_BLOCKS_F64 6
+#define EW_KOKKOS_TILE_BLOCKS_F64 7
 #endif
 // Each block also takes its tiles (TileExpr::words a thread, and the 1 KiB the hardware
 // reserves a block): at most as many blocks as tile_shared_per_sm holds (two registers: 6),
