@@ -330,6 +330,16 @@ inline constexpr int inline_registers = 16;
 #define EW_KOKKOS_UNROLL
 #endif
 
+// A 16-byte word of shared memory: the staged walk's copies, the tile walk's tiles (on a host
+// space, the tests', a word of the thread's own).
+#if defined(KOKKOS_ENABLE_CUDA) && defined(__CUDA_ARCH__)
+using TileWord = uint4;
+#else
+struct alignas(16) TileWord {
+  std::uint32_t x, y, z, w;
+};
+#endif
+
 // The lane walk: programs whose every value has one dtype T, up to inline_instructions
 // instructions and inline_registers live values. Each thread takes U groups of G elements
 // (16 bytes of each operand per group) and runs the program on all of them in lockstep:
@@ -417,17 +427,27 @@ KOKKOS_FORCEINLINE_FUNCTION void move_in(Lanes<T, U>& x, int u, const T* q) {
 #endif
 }
 
-#if EW_KOKKOS_ASYNC_COPY
-// Group u of x from a 16-byte word read out of shared memory.
+// Group u of x from a word of shared memory, taken by value: one 16-byte load (memcpy from a
+// reference into shared memory was compiled as 16 byte loads).
 template <class T, int U>
-KOKKOS_FORCEINLINE_FUNCTION void move_in(Lanes<T, U>& x, int u, const uint4& w) {
+KOKKOS_FORCEINLINE_FUNCTION void word_in(Lanes<T, U>& x, int u, const TileWord w) {
   constexpr int G = Lanes<T, U>::G;
   T v[G];
   std::memcpy(v, &w, sizeof w);
   EW_KOKKOS_UNROLL
   for (int g = 0; g < G; ++g) x.v[u * G + g] = v[g];
 }
-#endif
+
+template <class T, int U>
+KOKKOS_FORCEINLINE_FUNCTION TileWord word_out(const Lanes<T, U>& x, int u) {
+  constexpr int G = Lanes<T, U>::G;
+  T v[G];
+  EW_KOKKOS_UNROLL
+  for (int g = 0; g < G; ++g) v[g] = x.v[u * G + g];
+  TileWord w;
+  std::memcpy(&w, v, sizeof w);
+  return w;
+}
 
 template <class T, int U>
 KOKKOS_FORCEINLINE_FUNCTION void move_out(T* q, const Lanes<T, U>& x, int u) {
@@ -813,7 +833,7 @@ struct LaneExpr {
         if (j >= inputs) continue;
         if (at.whole) {
           EW_KOKKOS_UNROLL
-          for (int u = 0; u < U; ++u) lanes::move_in(regs.r[j], u, *at_slot(slot, j, u));
+          for (int u = 0; u < U; ++u) lanes::word_in(regs.r[j], u, *at_slot(slot, j, u));
         } else {
           lanes::load(regs.r[j], in[j], at, vector);
         }
@@ -837,13 +857,6 @@ struct LaneExpr {
 // step reads two groups of each operand into registers, computes them, writes acc's two
 // groups, and so on over the tile. No thread reads another's words: no barrier. On a host
 // space (tests) the tile is an array of the thread's own.
-#if defined(KOKKOS_ENABLE_CUDA) && defined(__CUDA_ARCH__)
-using TileWord = uint4;
-#else
-struct alignas(16) TileWord {
-  std::uint32_t x, y, z, w;
-};
-#endif
 #ifndef EW_KOKKOS_TILE_GROUPS
 #define EW_KOKKOS_TILE_GROUPS 4
 #endif
@@ -881,28 +894,6 @@ KOKKOS_FORCEINLINE_FUNCTION Lanes<T, U> broadcast(double value) {
   EW_KOKKOS_UNROLL
   for (int l = 0; l < Lanes<T, U>::L; ++l) v.v[l] = x;
   return v;
-}
-
-// The word by value: one 16-byte load from shared memory (memcpy from a reference into it was
-// compiled as 16 byte loads).
-template <class T, int U>
-KOKKOS_FORCEINLINE_FUNCTION void word_in(Lanes<T, U>& x, int u, const TileWord w) {
-  constexpr int G = Lanes<T, U>::G;
-  T v[G];
-  std::memcpy(v, &w, sizeof w);
-  EW_KOKKOS_UNROLL
-  for (int g = 0; g < G; ++g) x.v[u * G + g] = v[g];
-}
-
-template <class T, int U>
-KOKKOS_FORCEINLINE_FUNCTION TileWord word_out(const Lanes<T, U>& x, int u) {
-  constexpr int G = Lanes<T, U>::G;
-  T v[G];
-  EW_KOKKOS_UNROLL
-  for (int g = 0; g < G; ++g) v[g] = x.v[u * G + g];
-  TileWord w;
-  std::memcpy(&w, v, sizeof w);
-  return w;
 }
 
 // acc's tile = O(operands' tiles), two groups at a time: their loads come before the stores
