@@ -8,7 +8,8 @@
 # PROFILE_SOURCE=1 also writes the executed instructions per SASS line of the walk on clamp
 # and silu (ncu source counters, CSV). PROFILE_SILU=1 profiles silu f32 and f64 at 2^26 on
 # both backends (cuda's generated kernel, the walk): time, DRAM and SM throughput, issue
-# slots, the pipes' utilization, instructions, occupancy.
+# slots, the pipes' utilization, instructions, occupancy, the warps' stall reasons (cycles a
+# reason held a warp, per instruction issued: the log's stalled_* lines).
 # Usage, from the repository root: KOKKOS_ROOT=/opt/kokkos-cuda bash bench/cuda/kokkos_expr_check.sh [--bench-only]
 set -uo pipefail
 source "$(dirname "$0")/check_common.sh"
@@ -55,10 +56,11 @@ if [[ ${PROFILE_SILU:-0} == 1 ]]; then
       [[ $backend == kokkos ]] && kernel="(Lane|Tile)Expr"
       ncu --clock-control none --kernel-name-base mangled -k regex:$kernel --launch-skip 3 --launch-count 1 \
         --section SpeedOfLight --section ComputeWorkloadAnalysis --section Occupancy --section LaunchStats \
-        --section SchedulerStats --metrics smsp__inst_executed.sum \
+        --section SchedulerStats --section WarpStateStats \
+        --metrics smsp__inst_executed.sum,regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio \
         build-gpu-kokkos/bench/roofline/ew-roofline --only-expressions --backends $backend --expressions silu \
         --dtypes $dtype --sizes 26 --warm --reps 1 --no-peers > "$out/silu-$dtype-$backend-ncu.log" 2>&1 || status=1
-      grep -E "inst_executed|Registers Per|Achieved Occupancy|DRAM Throughput|Duration|Compute \(SM\) Thr|Issue Slots Busy|Executed Ipc A|Pipe|No Eligible" \
+      grep -E "inst_executed|Registers Per|Achieved Occupancy|DRAM Throughput|Duration|Compute \(SM\) Thr|Issue Slots Busy|Executed Ipc A|Pipe|No Eligible|Cycles Per Issued|stalled_" \
         "$out/silu-$dtype-$backend-ncu.log"
     done
   done
