@@ -873,12 +873,13 @@ inline constexpr int tile_block = 128;  // threads a block (LaunchBounds), the w
 #ifndef EW_KOKKOS_TILE_BLOCKS_F64
 #define EW_KOKKOS_TILE_BLOCKS_F64 7
 #endif
-// Each block also takes its tiles (TileExpr::words a thread, and the 1 KiB the hardware
-// reserves a block): at most as many blocks as tile_shared_per_sm holds (two registers: 6),
-// which the tile walk checks of the device (device_facts; 228 KiB on the H100 and H200).
-// Kokkos finds no block size for a walk whose blocks cannot all be resident, and divides by it.
+// Each block also takes its tiles (TileExpr::words a thread), the kernel's other 1 KiB of
+// static shared memory (cuobjdump) and the 1 KiB the hardware reserves a block: at most as
+// many blocks as tile_shared_per_sm holds (two registers: 6), which the tile walk checks of
+// the device (device_facts; 228 KiB on the H100 and H200). Kokkos finds no block size for a
+// walk whose blocks cannot all be resident, and divides by it.
 inline constexpr std::size_t tile_block_bytes(int words) {
-  return std::size_t(words) * 16 * tile_block + 1024;
+  return std::size_t(words) * 16 * tile_block + 2048;
 }
 template <class T, int R>
 inline constexpr int tile_blocks =
