@@ -1205,18 +1205,21 @@ bool tiles_run_on(const Exec& exec) {
   return true;
 }
 
+// The walk a call took (run_expr_per_element; tests assert it).
+enum class Walked { none, tiles, lanes, per_element, general };
+
 // The lane walk (or, for the formulas above, the tile walk) takes the call: every value of one
-// dtype, few enough instructions and live values. Returns false (nothing run) otherwise.
+// dtype, few enough instructions and live values. Returns Walked::none (nothing run) otherwise.
 // `tiles`: the tile walk wherever the file fits it (tests).
 template <class Exec>
-bool try_lanes(const Exec& exec, const ExprCall& call, std::int64_t max_threads, bool tiles = false) {
+Walked try_lanes(const Exec& exec, const ExprCall& call, std::int64_t max_threads, bool tiles = false) {
   const Program& p = *call.program;
-  if (p.code.empty() || p.code.size() > std::size_t(inline_instructions)) return false;
+  if (p.code.empty() || p.code.size() > std::size_t(inline_instructions)) return Walked::none;
   const DType t = p.code[0].dtype;
   for (const Instr& in : p.code)
-    if (in.dtype != t || (t != DType::f32 && t != DType::f64)) return false;
+    if (in.dtype != t || (t != DType::f32 && t != DType::f64)) return Walked::none;
   const DevicePlan plan = plan_for_device(call, true);
-  if (plan.registers > inline_registers) return false;
+  if (plan.registers > inline_registers) return Walked::none;
   const LanePlan walk = plan_for_lanes(plan);
   if (walk.registers <= 2 && ((tiles && tiles_run_on(exec)) || tiles_by_default(exec, p, walk))) {
     if (t == DType::f32) {
@@ -1226,7 +1229,7 @@ bool try_lanes(const Exec& exec, const ExprCall& call, std::int64_t max_threads,
       if (walk.registers <= 1) run_tiles<double, 1>(exec, call, plan, walk, max_threads);
       else run_tiles<double, 2>(exec, call, plan, walk, max_threads);
     }
-    return true;
+    return Walked::tiles;
   }
   // A small file leaves registers for the next iteration's inputs (LaneExpr): floats take two
   // groups per thread, more elements per decoded instruction; doubles one, which keeps them
@@ -1237,7 +1240,7 @@ bool try_lanes(const Exec& exec, const ExprCall& call, std::int64_t max_threads,
     if (walk.registers <= 1) {
       if (t == DType::f32) run_lanes<float, one_register_groups, 1, false>(exec, call, plan, walk, max_threads);
       else run_lanes<double, one_register_groups, 1, false>(exec, call, plan, walk, max_threads);
-      return true;
+      return Walked::lanes;
     }
   if constexpr (two_register_groups > 0)
     if (walk.registers <= 2) {
@@ -1248,7 +1251,7 @@ bool try_lanes(const Exec& exec, const ExprCall& call, std::int64_t max_threads,
       } else {
         run_lanes<float, two_register_groups, 2, false>(exec, call, plan, walk, max_threads);
       }
-      return true;
+      return Walked::lanes;
     }
   if (t == DType::f32) {
     if (small) run_lanes<float, 2, 4, false>(exec, call, plan, walk, max_threads);
@@ -1257,18 +1260,17 @@ bool try_lanes(const Exec& exec, const ExprCall& call, std::int64_t max_threads,
     if (small) run_lanes<double, 1, 4, false>(exec, call, plan, walk, max_threads);
     else run_lanes<double, 1, 16, false>(exec, call, plan, walk, max_threads);
   }
-  return true;
+  return Walked::lanes;
 }
 
 enum class DeviceShape { chosen, tiles, per_element, general };  // tiles: the tile walk where it can
 
 template <class Exec>
-void run_expr_per_element(const Exec& exec, const ExprCall& call, DeviceShape shape = DeviceShape::chosen,
-                          std::int64_t max_threads = 0) {
-  if (call.n == 0) return;
-  if ((shape == DeviceShape::chosen || shape == DeviceShape::tiles) &&
-      try_lanes(exec, call, max_threads, shape == DeviceShape::tiles))
-    return;
+Walked run_expr_per_element(const Exec& exec, const ExprCall& call, DeviceShape shape = DeviceShape::chosen,
+                            std::int64_t max_threads = 0) {
+  if (call.n == 0) return Walked::none;
+  if (shape == DeviceShape::chosen || shape == DeviceShape::tiles)
+    if (const Walked w = try_lanes(exec, call, max_threads, shape == DeviceShape::tiles); w != Walked::none) return w;
   const bool force_general = shape == DeviceShape::general;
   const DevicePlan plan = plan_for_device(call);
   const int count = static_cast<int>(plan.code.size());
@@ -1284,7 +1286,7 @@ void run_expr_per_element(const Exec& exec, const ExprCall& call, DeviceShape sh
         "ew::expr (per element)",
         as_argument(Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>(exec, 0, static_cast<std::int64_t>(call.n))),
         f);
-    return;
+    return Walked::per_element;
   }
   using Space = typename Exec::memory_space;
   GeneralExpr<Space> f{};
@@ -1306,6 +1308,7 @@ void run_expr_per_element(const Exec& exec, const ExprCall& call, DeviceShape sh
   Kokkos::parallel_for("ew::expr (per element, general)",
                        Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>(exec, 0, f.threads), f);
   exec.fence();  // the Views (and the host copy of the program) go when this returns
+  return Walked::general;
 }
 
 }  // namespace ew::detail::kokkos

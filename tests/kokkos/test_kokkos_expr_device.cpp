@@ -16,8 +16,8 @@ namespace ew::test {
 namespace {
 
 struct Outcome {
-  std::string mismatch;  // empty: every element matched
-  bool inline_shape = false;
+  std::string mismatch;  // empty: every element matched, and the walk the rules name ran
+  bool inline_shape = false;  // the inline shape would take it (the walks aside)
   bool lanes = false;  // the lane walk took it
   bool tiles = false;  // the tile walk took it (asked for, and the file fits it)
 };
@@ -76,9 +76,19 @@ Outcome walk_and_compare(const GeneratedCase& g, std::size_t n, std::mt19937_64&
   out.inline_shape = shape != detail::kokkos::DeviceShape::general &&
                      plan.code.size() <= std::size_t(detail::kokkos::inline_instructions) &&
                      plan.registers <= detail::kokkos::inline_registers;
+  using detail::kokkos::Walked;
+  const Walked expected = out.tiles ? Walked::tiles
+                          : out.lanes ? Walked::lanes
+                          : out.inline_shape ? Walked::per_element
+                                             : Walked::general;
   const Kokkos::DefaultHostExecutionSpace exec;
-  detail::kokkos::run_expr_per_element(exec, call, shape, max_threads);
+  const Walked ran = detail::kokkos::run_expr_per_element(exec, call, shape, max_threads);
   exec.fence();
+  if (ran != expected) {
+    out.mismatch = "walk " + std::to_string(static_cast<int>(ran)) + " ran, not " +
+                   std::to_string(static_cast<int>(expected)) + "\n" + describe(k, c);
+    return out;
+  }
   for (int o = 0; o < k.outputs(); ++o) {
     const int shift = out_shift[o];
     for (std::size_t i = 0; i < n + 3; ++i) {
