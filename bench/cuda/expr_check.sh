@@ -14,8 +14,9 @@
 # narrowed (cuda/ExprFloat16Backends). Logs go to $OUT (default ./out).
 # With KOKKOS_ROOT=<a CUDA-enabled Kokkos install> (shared libraries, Kokkos >= 4.7.01 for
 # CUDA 13) a second build, build-gpu-kokkos, runs the expression tests on kokkos on the GPU
-# (tests/expr's kokkos/* cases, the per-element walk's tests, ew_kokkos_tests; memcheck, and
-# racecheck of the walks' own tests, whose tile and staged walks use shared memory) and
+# (tests/expr's kokkos/* cases, the walk's tests, on the host and, WalksOnTheGpu, on the GPU,
+# ew_kokkos_tests; memcheck of the random expressions, memcheck and racecheck of WalksOnTheGpu,
+# whose tile and staged walks use shared memory) and
 # ew-roofline's expressions section with kokkos and cuda side by side.
 # Usage, from the repository root on a GPU machine (see docs/gpu.md):
 #   [KOKKOS_ROOT=/opt/kokkos-cuda] bash bench/cuda/expr_check.sh [--no-bench] [--kokkos-only] [extra CMake arguments]
@@ -103,12 +104,15 @@ if [[ -n ${KOKKOS_ROOT:-} ]]; then
     --gtest_filter='kokkos/ExprRandom.*n1000*:kokkos/ExprLargest.*:kokkos/ExprAliasing.*' --gtest_brief=1 \
     > "$out/expr-kokkos-memcheck.log" 2>&1 || { echo "FAILED: memcheck (rc $?)"; status=1; }
   grep -E "SUMMARY|tests ran|FAILED" "$out/expr-kokkos-memcheck.log"
-  step "compute-sanitizer racecheck: the walks' shared memory (tile walk, staged walk)"
-  timeout -k 10 600 compute-sanitizer --tool racecheck --error-exitcode 7 \
-    build-gpu-kokkos/tests/kokkos/ew_kokkos_expr_device_tests \
-    --gtest_filter='KokkosExprLanes.AccumulatorEdges:KokkosExprLanes.OneAndTwoRegisterFiles' --gtest_brief=1 \
-    > "$out/expr-kokkos-racecheck.log" 2>&1 || { echo "FAILED: racecheck (rc $?)"; status=1; }
-  grep -E "SUMMARY|tests ran|FAILED" "$out/expr-kokkos-racecheck.log"
+  # The walks on the GPU (the tile walk asked for, and the chosen ones), whose tile and staged
+  # walks use shared memory; the walk's other tests run on the host.
+  for tool in memcheck racecheck; do
+    step "compute-sanitizer $tool: the walks on the GPU"
+    timeout -k 10 600 compute-sanitizer --tool $tool --error-exitcode 7 \
+      build-gpu-kokkos/tests/kokkos/ew_kokkos_expr_device_tests --gtest_filter='KokkosExprLanes.WalksOnTheGpu' \
+      --gtest_brief=1 > "$out/expr-kokkos-walks-$tool.log" 2>&1 || { echo "FAILED: $tool (rc $?)"; status=1; }
+    grep -E "SUMMARY|tests ran|FAILED" "$out/expr-kokkos-walks-$tool.log"
+  done
   if (( bench )); then
     step "ew-roofline: expressions, kokkos and cuda on the GPU (same run)"
     build-gpu-kokkos/bench/roofline/ew-roofline --only-expressions --backends cuda,kokkos \

@@ -57,7 +57,7 @@ if [[ ${PROFILE_SILU:-0} == 1 ]]; then
       ncu --clock-control none --kernel-name-base mangled -k regex:$kernel --launch-skip 3 --launch-count 1 \
         --section SpeedOfLight --section ComputeWorkloadAnalysis --section Occupancy --section LaunchStats \
         --section SchedulerStats --section WarpStateStats \
-        --metrics smsp__inst_executed.sum,regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio \
+        --metrics 'smsp__inst_executed.sum,regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio' \
         build-gpu-kokkos/bench/roofline/ew-roofline --only-expressions --backends $backend --expressions silu \
         --dtypes $dtype --sizes 26 --warm --reps 1 --no-peers > "$out/silu-$dtype-$backend-ncu.log" 2>&1 || status=1
       grep -E "inst_executed|Registers Per|Achieved Occupancy|DRAM Throughput|Duration|Compute \(SM\) Thr|Issue Slots Busy|Executed Ipc A|Pipe|No Eligible|Cycles Per Issued|stalled_" \

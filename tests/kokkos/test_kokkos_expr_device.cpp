@@ -5,9 +5,12 @@
 // programs with many live values, in every shape (lanes: groups of elements in lockstep;
 // inline: program in the functor, register file per thread; general: program and
 // registers in Views), bit for bit against the scalar backend, outputs poisoned first and
-// checked untouched outside their range. On a GPU build of Kokkos the shared suite's
-// kokkos/* cases run the chosen shape on the device through the public API.
+// checked untouched outside their range, each call checked to take the walk the rules name.
+// On a GPU build of Kokkos the walks also run on the GPU (WalksOnTheGpu), and the shared
+// suite's kokkos/* cases run the chosen shape there through the public API.
 #include <Kokkos_Core.hpp>
+
+#include <cstring>
 
 #include "expr/expr_gen.hpp"
 #include "expr_device.hpp"
@@ -22,12 +25,46 @@ struct Outcome {
   bool tiles = false;  // the tile walk took it (asked for, and the file fits it)
 };
 
-// An operand `shift` elements past the start of its allocation: other alignments than the
-// allocator's, different ones per operand.
-char* shifted(HostArray& a, int shift) { return static_cast<char*>(a.data()) + shift * size_of(a.dtype); }
+// The operands where Exec reaches them: host arrays themselves on a host space; on Cuda, copies
+// in managed memory, which the host fills and reads back (`back`).
+template <class Exec>
+struct Reachable {
+  static constexpr bool host =
+      Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Exec::memory_space>::accessible;
+#if defined(KOKKOS_ENABLE_CUDA)
+  std::vector<std::pair<HostArray*, Kokkos::View<char*, Kokkos::CudaUVMSpace>>> copies;
+#endif
+  // a's element `shift`: other alignments than the allocator's, different ones per operand.
+  char* at(HostArray& a, int shift) {
+    const std::size_t offset = shift * size_of(a.dtype);
+    if constexpr (host) {
+      return static_cast<char*>(a.data()) + offset;
+    } else {
+#if defined(KOKKOS_ENABLE_CUDA)
+      const std::size_t bytes = a.size() * size_of(a.dtype);
+      Kokkos::View<char*, Kokkos::CudaUVMSpace> copy(Kokkos::view_alloc(Kokkos::WithoutInitializing, "ew test operand"),
+                                                     bytes);
+      std::memcpy(copy.data(), a.data(), bytes);
+      copies.emplace_back(&a, copy);
+      return copy.data() + offset;
+#else
+      static_assert(host, "device operands are written for Cuda");
+#endif
+    }
+  }
+  void back() {
+#if defined(KOKKOS_ENABLE_CUDA)
+    for (auto& [a, copy] : copies) std::memcpy(a->data(), copy.data(), copy.extent(0));
+#endif
+  }
+};
 
+// The walks on Exec: Kokkos' host space (every machine) or the GPU of a Cuda build.
+template <class Exec = Kokkos::DefaultHostExecutionSpace>
 Outcome walk_and_compare(const GeneratedCase& g, std::size_t n, std::mt19937_64& engine, detail::kokkos::DeviceShape shape,
                          std::int64_t max_threads = 0, bool misalign = false) {
+  const Exec exec;
+  Reachable<Exec> reach;
   const Kernel k = compile(g.outputs);
   CallData c;
   c.n = n;
@@ -44,7 +81,7 @@ Outcome walk_and_compare(const GeneratedCase& g, std::size_t n, std::mt19937_64&
     const int shift = pick_shift(engine);
     in.emplace_back(c.inputs[s].dtype, n + 3);
     copy_elements(c.inputs[s], 0, in.back(), static_cast<std::size_t>(shift), n);
-    call.inputs[s] = shifted(in.back(), shift);
+    call.inputs[s] = reach.at(in.back(), shift);
   }
   // What Kernel::run hands a backend: each param rounded once to its dtype.
   for (int p = 0; p < k.params(); ++p) {
@@ -59,7 +96,7 @@ Outcome walk_and_compare(const GeneratedCase& g, std::size_t n, std::mt19937_64&
     for (std::size_t i = 0; i < n + 3; ++i) got.back().set_poison(i);
     out_shift.push_back(pick_shift(engine));
   }
-  for (int o = 0; o < k.outputs(); ++o) call.outputs[o] = shifted(got[o], out_shift[o]);
+  for (int o = 0; o < k.outputs(); ++o) call.outputs[o] = reach.at(got[o], out_shift[o]);
 
   const detail::kokkos::DevicePlan plan = detail::kokkos::plan_for_device(call);
   const detail::kokkos::DevicePlan lane_plan = detail::kokkos::plan_for_device(call, true);
@@ -70,8 +107,11 @@ Outcome walk_and_compare(const GeneratedCase& g, std::size_t n, std::mt19937_64&
   const bool walks = (shape == detail::kokkos::DeviceShape::chosen || shape == detail::kokkos::DeviceShape::tiles) &&
                      one_dtype && lane_plan.code.size() <= std::size_t(detail::kokkos::inline_instructions) &&
                      lane_plan.registers <= detail::kokkos::inline_registers;
-  out.tiles = walks && shape == detail::kokkos::DeviceShape::tiles &&
-              detail::kokkos::plan_for_lanes(lane_plan).registers <= 2;
+  // The tile walk where asked for and the device holds its blocks, or by the device's default.
+  const detail::kokkos::LanePlan walk = detail::kokkos::plan_for_lanes(lane_plan);
+  out.tiles = walks && walk.registers <= 2 &&
+              ((shape == detail::kokkos::DeviceShape::tiles && detail::kokkos::tiles_run_on(exec)) ||
+               detail::kokkos::tiles_by_default(exec, k.program(), walk));
   out.lanes = walks && !out.tiles;
   out.inline_shape = shape != detail::kokkos::DeviceShape::general &&
                      plan.code.size() <= std::size_t(detail::kokkos::inline_instructions) &&
@@ -81,9 +121,9 @@ Outcome walk_and_compare(const GeneratedCase& g, std::size_t n, std::mt19937_64&
                           : out.lanes ? Walked::lanes
                           : out.inline_shape ? Walked::per_element
                                              : Walked::general;
-  const Kokkos::DefaultHostExecutionSpace exec;
   const Walked ran = detail::kokkos::run_expr_per_element(exec, call, shape, max_threads);
   exec.fence();
+  reach.back();
   if (ran != expected) {
     out.mismatch = "walk " + std::to_string(static_cast<int>(ran)) + " ran, not " +
                    std::to_string(static_cast<int>(expected)) + "\n" + describe(k, c);
@@ -292,6 +332,55 @@ TEST_F(KokkosExprLanes, OneAndTwoRegisterFiles) {
     }
   }
 }
+
+#if defined(KOKKOS_ENABLE_CUDA)
+// The walks on the GPU of a Cuda build: random programs in the chosen shape and with the tile
+// walk asked for, and files of one and two registers at the edges (head, tail, unaligned
+// operands, a few threads or the default grid), bit for bit against the scalar backend, each
+// call checked to take the walk the rules name. bench/cuda/expr_check.sh runs this test under
+// compute-sanitizer's memcheck and racecheck (the tile and staged walks use shared memory).
+TEST_F(KokkosExprLanes, WalksOnTheGpu) {
+  using Gpu = Kokkos::DefaultExecutionSpace;
+  int tile_cases = 0, lane_cases = 0;
+  for (DeviceShape shape : {DeviceShape::chosen, DeviceShape::tiles}) {
+    for (std::size_t n : {std::size_t(1), std::size_t(17), std::size_t(1000), std::size_t(70001)}) {
+      for (int t = 0; t < (n > 10000 ? 4 : 20); ++t) {
+        const std::uint64_t seed = rng()();
+        ExprGenerator gen(seed);
+        const Outcome r = walk_and_compare<Gpu>(gen.next(), n, gen.engine(), shape, 0, t % 2 == 1);
+        ASSERT_TRUE(r.mismatch.empty()) << "case seed " << seed << ", n " << n << "\n" << r.mismatch;
+        tile_cases += r.tiles;
+        lane_cases += r.lanes;
+      }
+    }
+  }
+  for (DType t : {DType::f32, DType::f64}) {
+    const Expr a = input(0, t), b = input(1, t), s = param(0, t);
+    for (const Expr& expr : {a * sigmoid(a), min(max(s * a + b, Expr(-0.5)), Expr(0.5))}) {
+      GeneratedCase g;
+      g.input_dtype = {t, t};
+      g.param_dtype = {t};
+      g.params = {0.75};
+      g.outputs = {expr};
+      const std::uint64_t seed = rng()();
+      ExprGenerator gen(seed);
+      for (DeviceShape shape : {DeviceShape::chosen, DeviceShape::tiles})
+        for (std::int64_t threads : {0, 3})
+          for (std::size_t n : {std::size_t(7), std::size_t(66), std::size_t(1001), std::size_t(65539)})
+            for (bool misalign : {false, true}) {
+              const Outcome r = walk_and_compare<Gpu>(g, n, gen.engine(), shape, threads, misalign);
+              ASSERT_TRUE(r.mismatch.empty()) << to_string(t) << " " << expr.str() << ", n " << n << ", threads "
+                                              << threads << (shape == DeviceShape::tiles ? ", tiles" : "")
+                                              << ", seed " << seed << "\n" << r.mismatch;
+              tile_cases += r.tiles;
+              lane_cases += r.lanes;
+            }
+    }
+  }
+  EXPECT_GT(lane_cases, 0);
+  if (detail::kokkos::tiles_run_on(Gpu())) EXPECT_GT(tile_cases, 0);
+}
+#endif
 
 // More live values than the inline register file holds: the general shape, every time.
 TEST_P(KokkosExprPerElement, ManyLiveValues) {
