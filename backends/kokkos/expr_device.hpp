@@ -866,7 +866,7 @@ inline constexpr int tile_block = 128;  // threads a block (LaunchBounds), the w
 // double walk spilled 40 bytes and silu f64 read 0.64 of cuda against 0.71 at 6 blocks; 7
 // keeps the 72 registers that 6 compiled to: level at 2^26, 2-4 % faster at 2^24 and 2^28, H200).
 // More blocks lost: floats at 9 (56 registers, 8 bytes spilled) level, two groups a register
-// with 10-12 float or 8 double blocks 0.63-0.78 (bench/cuda/results/h200-2026-11-27-tile-blocks).
+// with 10-12 float or 8 double blocks 0.59-0.72 (bench/cuda/results/h200-2026-11-27-tile-blocks).
 #ifndef EW_KOKKOS_TILE_BLOCKS_F32
 #define EW_KOKKOS_TILE_BLOCKS_F32 8
 #endif
