@@ -932,6 +932,8 @@ struct TileExpr {
   // A thread's words: R registers' tiles, acc's tile, a word for the step's constant (every
   // constant operand of a step is its one `value`).
   static constexpr int words = (R + 1) * U + 1;
+  static_assert(words * 16 * tile_block <= (48 << 10), "a block's static shared memory is at most 48 KiB");
+  static_assert(tile_blocks<T, R> >= 1, "the SM must hold a block of the walk");
   LaneInstr code[inline_instructions];
   std::uint16_t out_reg[max_expr_outputs];
   bool out_acc[max_expr_outputs];
@@ -1182,16 +1184,18 @@ void run_tiles(const Exec& exec, const ExprCall& call, const DevicePlan& plan, c
 #define EW_KOKKOS_TILES 2
 #endif
 
-template <class Exec>
-bool tiles_by_default(const Exec& exec, const Program& p, const LanePlan& walk) {
+inline bool tiles_by_default(const DeviceFacts& facts, const Program& p, const LanePlan& walk) {
   if (EW_KOKKOS_TILES == 0 || walk.registers > (EW_KOKKOS_TILES == 1 ? 2 : 1)) return false;
   bool transcendental = false;
   for (const Instr& in : p.code)
     transcendental = transcendental || in.op == Opcode::exp || in.op == Opcode::log || in.op == Opcode::tanh ||
                      in.op == Opcode::sigmoid;
-  if (!transcendental) return false;
-  const DeviceFacts facts = device_facts(exec);  // host spaces: neither
-  return facts.tiles_fit && (EW_KOKKOS_TILES == 1 || facts.fast_per_sm);
+  return transcendental && facts.tiles_fit && (EW_KOKKOS_TILES == 1 || facts.fast_per_sm);
+}
+
+template <class Exec>
+bool tiles_by_default(const Exec& exec, const Program& p, const LanePlan& walk) {
+  return tiles_by_default(device_facts(exec), p, walk);  // host spaces: neither fact
 }
 
 // Whether the tile walk can run on `exec` when asked for (DeviceShape::tiles): on Cuda only

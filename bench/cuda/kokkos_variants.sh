@@ -26,7 +26,7 @@ for variant in "$@"; do
   cmake --build build-gpu-kokkos -j 16 --target ew-roofline > "$out/variant-$name-build.log" 2>&1 ||
     { tail -30 "$out/variant-$name-build.log"; status=1; continue; }
   cuobjdump -res-usage build-gpu-kokkos/backends/kokkos/CMakeFiles/ew_backend_kokkos.dir/backend.cpp.o 2>&1 |
-    grep -A1 -E "Function.*(Lane|Tile)Expr" | paste - - |
+    grep --no-group-separator -A1 -E "Function.*(Lane|Tile)Expr" | paste - - |
     sed -E 's/.*((Lane|Tile)ExprI[a-z]Li[0-9]+E(Li[0-9]+E)?(Lb[01]E)?).*(REG:[0-9]+ STACK:[0-9]+).*/\1 \5/' | sort -u |
     tee "$out/variant-$name-registers.txt"
   build-gpu-kokkos/bench/roofline/ew-roofline --only-expressions --backends cuda,kokkos --sizes "${SIZES:-24,26,28}" \

@@ -632,15 +632,20 @@ void print_kokkos_against_cuda(const Report& r, std::FILE* out) {
   for (const ExprResult& k : r.expressions) {
     if (k.method != "fused" || k.target != "kokkos" || k.place != Place::device || !k.available) continue;
     for (const ExprResult& c : r.expressions) {
-      if (c.method != "fused" || c.target != "cuda" || !c.available || c.expression != k.expression ||
-          c.dtype != k.dtype || c.n != k.n || c.cache != k.cache)
+      if (c.method != "fused" || c.target != "cuda" || c.place != k.place || !c.available ||
+          c.expression != k.expression || c.dtype != k.dtype || c.n != k.n || c.cache != k.cache)
         continue;
       if (!header) {
         std::fprintf(out, "\nkokkos on the GPU against cuda (cuda's fused time over kokkos's, same run)\n");
         header = true;
       }
-      std::fprintf(out, "  %-7s %-5s %-5s %-5s %.3f\n", k.expression.c_str(), to_string(k.dtype), pretty_n(k.n).c_str(),
-                   to_string(k.cache), c.seconds.median / k.seconds.median);
+      std::string notes;  // the table's flags of either row, which the ratio inherits
+      for (const ExprResult* y : {&c, &k}) {
+        if (!y->verified) notes += "  (" + y->target + " NOT VERIFIED)";
+        if (y->seconds.unsteady()) notes += "  UNSTEADY " + y->target;
+      }
+      std::fprintf(out, "  %-7s %-5s %-5s %-5s %.3f%s\n", k.expression.c_str(), to_string(k.dtype), pretty_n(k.n).c_str(),
+                   to_string(k.cache), c.seconds.median / k.seconds.median, notes.c_str());
     }
   }
 }

@@ -395,6 +395,32 @@ TEST_P(KokkosExprPerElement, ManyLiveValues) {
 }
 
 // Registers come back when values die: a long chain needs a handful, whatever its length.
+// Where the tile walk runs by default (EW_KOKKOS_TILES 2): files of one register with a
+// transcendental step, on devices fast behind each SM whose SMs hold its blocks; never else.
+TEST(KokkosExprPlan, TileWalkByDefault) {
+  if (EW_KOKKOS_TILES != 2) GTEST_SKIP() << "built with EW_KOKKOS_TILES " << EW_KOKKOS_TILES;
+  for (DType t : {DType::f32, DType::f64}) {
+    const Expr a = input(0, t), b = input(1, t);
+    const std::vector<std::pair<Expr, bool>> cases = {
+        {a * sigmoid(a), true}, {ew::exp(a), true}, {ew::log(abs(a) + Expr(1.0)), true}, {ew::tanh(a) * Expr(2.0), true},
+        {max(a, Expr(0.0)), false}, {ew::exp(a) * b, false},  // no transcendental step; a file of two registers
+    };
+    for (const auto& [expr, one_register_transcendental] : cases) {
+      const Kernel k = compile({expr});
+      detail::ExprCall probe{};
+      probe.program = &k.program();
+      const detail::kokkos::LanePlan walk = detail::kokkos::plan_for_lanes(detail::kokkos::plan_for_device(probe, true));
+      for (bool fast : {false, true})
+        for (bool fit : {false, true}) {
+          detail::kokkos::DeviceFacts facts;
+          facts.fast_per_sm = fast, facts.tiles_fit = fit;
+          EXPECT_EQ(detail::kokkos::tiles_by_default(facts, k.program(), walk), one_register_transcendental && fast && fit)
+              << to_string(t) << " " << expr.str() << ", fast " << fast << ", fits " << fit;
+        }
+    }
+  }
+}
+
 TEST(KokkosExprPlan, RegistersFollowLiveRanges) {
   const Expr x = input<float>(0);
   Expr e = x;
