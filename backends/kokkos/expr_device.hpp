@@ -18,7 +18,8 @@
 //            of up to 4 registers the next iteration's inputs load before this one's
 //            walk (floats: two groups a thread); larger files prefetch them to L2.
 //   tiles    a lanes program with a transcendental step (exp, log, tanh, sigmoid) and a
-//            file of one register, on devices fast behind each SM (TileExpr): the file,
+//            file of one register, on devices fast behind each SM whose SMs hold its
+//            blocks (TileExpr; EW_KOKKOS_TILES overrides, tiles_by_default): the file,
 //            acc and the step's constant in shared memory, 4 groups a register, so that a
 //            step is decoded once for 16 floats or 8 doubles and the exp chains run with
 //            more warps beside them than the lanes walk's registers leave.
@@ -1176,7 +1177,7 @@ void run_tiles(const Exec& exec, const ExprCall& call, const DevicePlan& plan, c
 // 2^24..2^28): silu f32 0.80-0.84 against the lane walk's 0.74-0.77, f64 0.69-0.72 against
 // 0.65-0.68. So: files of one register with a transcendental step, on Cuda devices fast behind
 // each SM (device_facts: at least 30 GB/s of memory an SM, the H200 of the GPUs measured) whose
-// SMs hold its blocks. On the H100 the lane walk's silu reads 0.88-0.92 of cuda and neither
+// SMs hold its blocks. On the H100 the lane walk's silu reads 0.88-0.94 of cuda and neither
 // kernel is bound by instruction issue: the lane walk stays. EW_KOKKOS_TILES (for
 // kokkos_variants.sh): 0 never by default, 1 files of one or two registers with a
 // transcendental step on every Cuda device that holds the blocks, 2 (default) as above.
