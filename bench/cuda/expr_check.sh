@@ -111,7 +111,8 @@ if [[ -n ${KOKKOS_ROOT:-} ]]; then
     timeout -k 10 600 compute-sanitizer --tool $tool --error-exitcode 7 \
       build-gpu-kokkos/tests/kokkos/ew_kokkos_expr_device_tests --gtest_filter='KokkosExprLanes.WalksOnTheGpu' \
       --gtest_brief=1 > "$out/expr-kokkos-walks-$tool.log" 2>&1 || { echo "FAILED: $tool (rc $?)"; status=1; }
-    grep -E "SUMMARY|tests ran|FAILED" "$out/expr-kokkos-walks-$tool.log"
+    grep -q "1 test from" "$out/expr-kokkos-walks-$tool.log" || { echo "FAILED: $tool ran no test"; status=1; }
+    grep -E "SUMMARY|tests? ran|FAILED" "$out/expr-kokkos-walks-$tool.log"
   done
   if (( bench )); then
     step "ew-roofline: expressions, kokkos and cuda on the GPU (same run)"

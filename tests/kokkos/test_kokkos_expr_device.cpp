@@ -22,30 +22,33 @@ struct Outcome {
   std::string mismatch;  // empty: every element matched, and the walk the rules name ran
   bool inline_shape = false;  // the inline shape would take it (the walks aside)
   bool lanes = false;  // the lane walk took it
-  bool tiles = false;  // the tile walk took it (asked for, and the file fits it)
+  bool tiles = false;  // the tile walk took it (asked for where the SMs hold it, or the device's default)
 };
 
-// The operands where Exec reaches them: host arrays themselves on a host space; on Cuda, copies
-// in managed memory, which the host fills and reads back (`back`).
+// The operands where Exec reaches them: host arrays themselves where Exec reads host memory; on
+// Cuda, copies in managed memory, which the host fills, and for outputs reads back (`back`).
 template <class Exec>
 struct Reachable {
-  static constexpr bool host =
-      Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Exec::memory_space>::accessible;
+  static constexpr bool host = Kokkos::SpaceAccessibility<Exec, Kokkos::HostSpace>::accessible;
 #if defined(KOKKOS_ENABLE_CUDA)
-  std::vector<std::pair<HostArray*, Kokkos::View<char*, Kokkos::CudaUVMSpace>>> copies;
+  using Copy = Kokkos::View<char*, Kokkos::CudaUVMSpace>;
+  std::vector<Copy> copies;  // every operand's, alive until the walk is done
+  // An output's elements (its vector's buffer, which a move of the HostArray keeps) and its copy.
+  std::vector<std::pair<void*, Copy>> outputs;
 #endif
   // a's element `shift`: other alignments than the allocator's, different ones per operand.
-  char* at(HostArray& a, int shift) {
+  char* at(HostArray& a, int shift, bool output) {
     const std::size_t offset = shift * size_of(a.dtype);
     if constexpr (host) {
+      (void)output;
       return static_cast<char*>(a.data()) + offset;
     } else {
 #if defined(KOKKOS_ENABLE_CUDA)
       const std::size_t bytes = a.size() * size_of(a.dtype);
-      Kokkos::View<char*, Kokkos::CudaUVMSpace> copy(Kokkos::view_alloc(Kokkos::WithoutInitializing, "ew test operand"),
-                                                     bytes);
+      const Copy copy(Kokkos::view_alloc(Kokkos::WithoutInitializing, "ew test operand"), bytes);
       std::memcpy(copy.data(), a.data(), bytes);
-      copies.emplace_back(&a, copy);
+      copies.push_back(copy);
+      if (output) outputs.emplace_back(a.data(), copy);
       return copy.data() + offset;
 #else
       static_assert(host, "device operands are written for Cuda");
@@ -54,7 +57,7 @@ struct Reachable {
   }
   void back() {
 #if defined(KOKKOS_ENABLE_CUDA)
-    for (auto& [a, copy] : copies) std::memcpy(a->data(), copy.data(), copy.extent(0));
+    for (auto& [elements, copy] : outputs) std::memcpy(elements, copy.data(), copy.extent(0));
 #endif
   }
 };
@@ -77,11 +80,12 @@ Outcome walk_and_compare(const GeneratedCase& g, std::size_t n, std::mt19937_64&
   call.program = &k.program();
   call.n = n;
   std::vector<HostArray> in;
+  in.reserve(k.inputs());
   for (int s = 0; s < k.inputs(); ++s) {
     const int shift = pick_shift(engine);
     in.emplace_back(c.inputs[s].dtype, n + 3);
     copy_elements(c.inputs[s], 0, in.back(), static_cast<std::size_t>(shift), n);
-    call.inputs[s] = reach.at(in.back(), shift);
+    call.inputs[s] = reach.at(in.back(), shift, false);
   }
   // What Kernel::run hands a backend: each param rounded once to its dtype.
   for (int p = 0; p < k.params(); ++p) {
@@ -96,7 +100,7 @@ Outcome walk_and_compare(const GeneratedCase& g, std::size_t n, std::mt19937_64&
     for (std::size_t i = 0; i < n + 3; ++i) got.back().set_poison(i);
     out_shift.push_back(pick_shift(engine));
   }
-  for (int o = 0; o < k.outputs(); ++o) call.outputs[o] = reach.at(got[o], out_shift[o]);
+  for (int o = 0; o < k.outputs(); ++o) call.outputs[o] = reach.at(got[o], out_shift[o], true);
 
   const detail::kokkos::DevicePlan plan = detail::kokkos::plan_for_device(call);
   const detail::kokkos::DevicePlan lane_plan = detail::kokkos::plan_for_device(call, true);
@@ -125,8 +129,9 @@ Outcome walk_and_compare(const GeneratedCase& g, std::size_t n, std::mt19937_64&
   exec.fence();
   reach.back();
   if (ran != expected) {
-    out.mismatch = "walk " + std::to_string(static_cast<int>(ran)) + " ran, not " +
-                   std::to_string(static_cast<int>(expected)) + "\n" + describe(k, c);
+    const char* names[] = {"none", "tiles", "lanes", "per_element", "general"};
+    out.mismatch = std::string("the ") + names[static_cast<int>(ran)] + " walk ran, not " +
+                   names[static_cast<int>(expected)] + "\n" + describe(k, c);
     return out;
   }
   for (int o = 0; o < k.outputs(); ++o) {
@@ -394,7 +399,6 @@ TEST_P(KokkosExprPerElement, ManyLiveValues) {
   }
 }
 
-// Registers come back when values die: a long chain needs a handful, whatever its length.
 // Where the tile walk runs by default (EW_KOKKOS_TILES 2): files of one register with a
 // transcendental step, on devices fast behind each SM whose SMs hold its blocks; never else.
 TEST(KokkosExprPlan, TileWalkByDefault) {
@@ -421,6 +425,7 @@ TEST(KokkosExprPlan, TileWalkByDefault) {
   }
 }
 
+// Registers come back when values die: a long chain needs a handful, whatever its length.
 TEST(KokkosExprPlan, RegistersFollowLiveRanges) {
   const Expr x = input<float>(0);
   Expr e = x;
