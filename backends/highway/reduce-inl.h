@@ -30,15 +30,31 @@ using plan::Kind;
 
 // At most 32 doubles a vector: N divides the lane count on every target.
 using D64 = hn::CappedTag<double, plan::lanes>;
-// Software prefetch distance per element type (0: none). f32/f64: none; on the AMD EPYC CI
-// machine the hardware prefetchers keep the stream fed, and the prefetch instructions cost
-// more than they gave (one core, 2^22..2^24 elements: sums and dots 10-25 % faster without;
-// from DRAM no difference). Not re-measured on a Xeon, where a 2 KiB prefetch had helped
-// one core's f32 stream from DRAM (docs/reductions.md).
-// 16-bit data: a prefetch per line, 2 KiB ahead: one core's stream from DRAM ran at
-// 7 GB/s without (the widening leaves fewer loads in flight), 11 GB/s with.
+// A software prefetch of each row, a line per 64 bytes, this far ahead, where the widening to
+// the plan's doubles leaves the hardware prefetchers short (docs/reductions.md):
+// - 16-bit data, always: one core's stream from DRAM ran at 7 GB/s without, 11 GB/s with;
+// - f32 on Intel cores: on the 2-core Xeon CI machine f32 sum and dot read 0.81-0.93x the
+//   OpenMP loop at 2^22..2^26 without, 0.96-1.02x with; on the 16-core Xeon host highway's
+//   f32 GB/s at 2^25..2^26 rose 12-45 %. Not on AMD cores: on an EPYC the sums and dots ran
+//   10-25 % slower with it at 2^22..2^24 (one core), from DRAM no difference;
+// - f64, never: the 16-core Xeon's f64 sum lost 5-17 % with it, the EPYC's too.
+constexpr std::size_t prefetch_bytes = 2048;
+
 template <class T>
-constexpr std::size_t prefetch_bytes = sizeof(T) == 2 ? 2048 : 0;
+bool PrefetchRows() {
+  if constexpr (is_storage16_v<T>) {
+    return true;
+  } else if constexpr (sizeof(T) == 8) {
+    return false;
+  } else {
+#if HWY_ARCH_X86 && (defined(__GNUC__) || defined(__clang__))
+    static const bool intel = __builtin_cpu_is("intel");
+    return intel;
+#else
+    return false;
+#endif
+  }
+}
 
 template <class T>
 HWY_INLINE hn::Vec<D64> LoadAsDouble(const T* p) {
@@ -91,7 +107,7 @@ HWY_INLINE void AddTerms(V v, V u, V& a0, V& a1, V& a2) {
 // live in memory).
 // With medium_only, returns false (and the partials are not to be used) when a value of the
 // block needs Blue's scaling.
-template <Kind kind, class T, bool medium_only = false>
+template <Kind kind, class T, bool medium_only = false, bool prefetch = false>
 HWY_INLINE bool BlockPartials(const T* x, const T* y, std::size_t count, double* out) {
   const D64 d;
   using V = hn::Vec<D64>;
@@ -118,10 +134,10 @@ HWY_INLINE bool BlockPartials(const T* x, const T* y, std::size_t count, double*
   for (std::size_t r = 0; r < rows; ++r) {
     const T* xr = x + r * plan::lanes;
     const T* yr = kind == Kind::dot ? y + r * plan::lanes : nullptr;
-    if constexpr (prefetch_bytes<T> != 0)
+    if constexpr (prefetch)
       for (std::size_t line = 0; line < plan::lanes * sizeof(T); line += 64) {
-        hwy::Prefetch(reinterpret_cast<const char*>(xr) + prefetch_bytes<T> + line);
-        if (kind == Kind::dot) hwy::Prefetch(reinterpret_cast<const char*>(yr) + prefetch_bytes<T> + line);
+        hwy::Prefetch(reinterpret_cast<const char*>(xr) + prefetch_bytes + line);
+        if (kind == Kind::dot) hwy::Prefetch(reinterpret_cast<const char*>(yr) + prefetch_bytes + line);
       }
     for (std::size_t k = 0; k < K; ++k)
       AddTerms<kind, T, medium_only>(LoadAsDouble(xr + k * N), kind == Kind::dot ? LoadAsDouble(yr + k * N) : hn::Zero(d), a0[k],
@@ -179,6 +195,7 @@ HWY_INLINE bool BlockPartials(const T* x, const T* y, std::size_t count, double*
 template <Kind kind, class T>
 void BlocksPartials(const T* x, const T* y, std::size_t n, std::size_t first, std::size_t last, double* partials) {
   constexpr int w = kind == Kind::norm2 && sizeof(T) == 8 ? 3 : 1;
+  const bool prefetch = PrefetchRows<T>();
   for (std::size_t b = first; b < last; ++b) {
     const std::size_t begin = b * plan::block_elements;
     const std::size_t count = n - begin < plan::block_elements ? n - begin : plan::block_elements;
@@ -188,7 +205,8 @@ void BlocksPartials(const T* x, const T* y, std::size_t n, std::size_t first, st
     // of the work. A block with a value to scale is done again in full.
     if constexpr (w == 3)
       if (BlockPartials<kind, T, true>(x + begin, nullptr, count, partials + b * w)) continue;
-    BlockPartials<kind, T>(x + begin, y ? y + begin : nullptr, count, partials + b * w);
+    if (prefetch) BlockPartials<kind, T, false, true>(x + begin, y ? y + begin : nullptr, count, partials + b * w);
+    else BlockPartials<kind, T>(x + begin, y ? y + begin : nullptr, count, partials + b * w);
   }
 }
 
