@@ -33,8 +33,8 @@ using D64 = hn::CappedTag<double, plan::lanes>;
 // A software prefetch of each row, a line per 64 bytes, this far ahead, where the widening to
 // the plan's doubles leaves the hardware prefetchers short (docs/reductions.md):
 // - 16-bit data, always: one core's stream from DRAM ran at 7 GB/s without, 11 GB/s with;
-// - f32 on Intel cores: on the 2-core Xeon CI machine f32 sum and dot read 0.81-0.93x the
-//   OpenMP loop at 2^22..2^26 without, 0.96-1.02x with; on the 16-core Xeon host highway's
+// - f32 on Intel cores: on the 2-core Xeon CI machine f32 sum and dot read 0.79-0.96x the
+//   OpenMP loop at 2^22..2^26 without, 0.95-1.02x with; on the 16-core Xeon host highway's
 //   f32 GB/s at 2^25..2^26 rose 12-45 %. Not on AMD cores: on an EPYC the sums and dots ran
 //   10-25 % slower with it at 2^22..2^24 (one core), from DRAM no difference;
 // - f64, never: the 16-core Xeon's f64 sum lost 5-17 % with it, the EPYC's too.
