@@ -590,6 +590,13 @@ KOKKOS_FORCEINLINE_FUNCTION Lanes<T, U> operand(LaneSource source, std::uint16_t
   return v;
 }
 
+// The unary and binary opcodes a walk's step applies, one list for the lane and the tile walk's
+// switches (an opcode missing from one would run as a cast through its `default`).
+#define EW_KOKKOS_STEP_OPCODES(UNARY, BINARY)                                                      \
+  UNARY(neg) UNARY(abs) UNARY(sqrt) UNARY(floor) UNARY(ceil) UNARY(trunc) UNARY(round) UNARY(exp) \
+  UNARY(log) UNARY(tanh) UNARY(sigmoid) BINARY(add) BINARY(sub) BINARY(mul) BINARY(div)           \
+  BINARY(min) BINARY(max) BINARY(lt) BINARY(le) BINARY(gt) BINARY(ge) BINARY(eq) BINARY(ne)
+
 // One instruction (not an input: those are loaded before the walk) on every lane; its
 // result replaces acc. The opcode is decided first and each case fetches only the operands
 // it reads: a shared fetch of three operands would copy a group of lanes for every operand
@@ -623,12 +630,7 @@ KOKKOS_FORCEINLINE_FUNCTION void step(const LaneInstr& in, Lanes<T, U>& acc, Reg
     apply<Opcode::name>(acc, a, b, a); \
     break;                          \
   }
-      EW_KOKKOS_UNARY(neg) EW_KOKKOS_UNARY(abs) EW_KOKKOS_UNARY(sqrt) EW_KOKKOS_UNARY(floor)
-      EW_KOKKOS_UNARY(ceil) EW_KOKKOS_UNARY(trunc) EW_KOKKOS_UNARY(round) EW_KOKKOS_UNARY(exp)
-      EW_KOKKOS_UNARY(log) EW_KOKKOS_UNARY(tanh) EW_KOKKOS_UNARY(sigmoid)
-      EW_KOKKOS_BINARY(add) EW_KOKKOS_BINARY(sub) EW_KOKKOS_BINARY(mul) EW_KOKKOS_BINARY(div)
-      EW_KOKKOS_BINARY(min) EW_KOKKOS_BINARY(max) EW_KOKKOS_BINARY(lt) EW_KOKKOS_BINARY(le)
-      EW_KOKKOS_BINARY(gt) EW_KOKKOS_BINARY(ge) EW_KOKKOS_BINARY(eq) EW_KOKKOS_BINARY(ne)
+      EW_KOKKOS_STEP_OPCODES(EW_KOKKOS_UNARY, EW_KOKKOS_BINARY)
 #undef EW_KOKKOS_UNARY
 #undef EW_KOKKOS_BINARY
     default: acc = x(0);  // cast: every value has dtype T, so the value itself
@@ -879,13 +881,17 @@ inline constexpr int tile_block = 128;  // threads a block (LaunchBounds), the w
 // many blocks as tile_shared_per_sm holds (two registers: 6), which the tile walk checks of
 // the device (device_facts; 228 KiB on the H100 and H200). Kokkos finds no block size for a
 // walk whose blocks cannot all be resident, and divides by it.
+// A thread's words: R registers' tiles, acc's tile, a word for the step's constant (every
+// constant operand of a step is its one `value`).
+template <int R>
+inline constexpr int tile_words = (R + 1) * tile_groups + 1;
 inline constexpr std::size_t tile_block_bytes(int words) {
-  return std::size_t(words) * 16 * tile_block + 2048;
+  return std::size_t(words) * sizeof(TileWord) * tile_block + 2048;
 }
 template <class T, int R>
 inline constexpr int tile_blocks =
     std::min<int>(sizeof(T) == 4 ? EW_KOKKOS_TILE_BLOCKS_F32 : EW_KOKKOS_TILE_BLOCKS_F64,
-                  static_cast<int>(tile_shared_per_sm / tile_block_bytes((R + 1) * tile_groups + 1)));
+                  static_cast<int>(tile_shared_per_sm / tile_block_bytes(tile_words<R>)));
 
 namespace lanes {
 
@@ -930,10 +936,8 @@ KOKKOS_FORCEINLINE_FUNCTION void tile_apply(TileWord* acc, int stride, const Til
 template <class T, int R>
 struct TileExpr {
   static constexpr int G = 16 / static_cast<int>(sizeof(T)), U = tile_groups;
-  // A thread's words: R registers' tiles, acc's tile, a word for the step's constant (every
-  // constant operand of a step is its one `value`).
-  static constexpr int words = (R + 1) * U + 1;
-  static_assert(words * 16 * tile_block <= (48 << 10), "a block's static shared memory is at most 48 KiB");
+  static constexpr int words = tile_words<R>;
+  static_assert(words * sizeof(TileWord) * tile_block <= (48 << 10), "a block's static shared memory is at most 48 KiB");
   static_assert(tile_blocks<T, R> >= 1, "the SM must hold a block of the walk");
   LaneInstr code[inline_instructions];
   std::uint16_t out_reg[max_expr_outputs];
@@ -1012,12 +1016,7 @@ struct TileExpr {
   case Opcode::name: lanes::tile_apply<Opcode::name, 1, T>(acc, stride, p, pitch); break;
 #define EW_KOKKOS_BINARY(name) \
   case Opcode::name: lanes::tile_apply<Opcode::name, 2, T>(acc, stride, p, pitch); break;
-      EW_KOKKOS_UNARY(neg) EW_KOKKOS_UNARY(abs) EW_KOKKOS_UNARY(sqrt) EW_KOKKOS_UNARY(floor)
-      EW_KOKKOS_UNARY(ceil) EW_KOKKOS_UNARY(trunc) EW_KOKKOS_UNARY(round) EW_KOKKOS_UNARY(exp)
-      EW_KOKKOS_UNARY(log) EW_KOKKOS_UNARY(tanh) EW_KOKKOS_UNARY(sigmoid)
-      EW_KOKKOS_BINARY(add) EW_KOKKOS_BINARY(sub) EW_KOKKOS_BINARY(mul) EW_KOKKOS_BINARY(div)
-      EW_KOKKOS_BINARY(min) EW_KOKKOS_BINARY(max) EW_KOKKOS_BINARY(lt) EW_KOKKOS_BINARY(le)
-      EW_KOKKOS_BINARY(gt) EW_KOKKOS_BINARY(ge) EW_KOKKOS_BINARY(eq) EW_KOKKOS_BINARY(ne)
+      EW_KOKKOS_STEP_OPCODES(EW_KOKKOS_UNARY, EW_KOKKOS_BINARY)
 #undef EW_KOKKOS_UNARY
 #undef EW_KOKKOS_BINARY
       default: lanes::tile_apply<Opcode::cast, 1, T>(acc, stride, p, pitch);
@@ -1315,5 +1314,7 @@ Walked run_expr_per_element(const Exec& exec, const ExprCall& call, DeviceShape 
   exec.fence();  // the Views (and the host copy of the program) go when this returns
   return Walked::general;
 }
+
+#undef EW_KOKKOS_STEP_OPCODES
 
 }  // namespace ew::detail::kokkos
