@@ -578,6 +578,9 @@ KOKKOS_FORCEINLINE_FUNCTION void apply(Lanes<T, U>& d, const Lanes<T, U>& a, con
   for (int l = 0; l < Lanes<T, U>::L; ++l) d.v[l] = device_eval::arithmetic<T>(O, a.v[l], b.v[l], c.v[l]);
 }
 
+// The constant's lanes are filled here, not by `broadcast` (the same loop, below): calling it
+// changed the one-register double walk's machine code and read silu f64 0.6-1.5 % slower
+// (H100, bench/cuda/results/h100-2026-11-27-walks-operand-ab).
 template <class T, int U, int R>
 KOKKOS_FORCEINLINE_FUNCTION Lanes<T, U> operand(LaneSource source, std::uint16_t reg, double value,
                                                 const Lanes<T, U>& acc, const Registers<T, U, R>& regs) {
