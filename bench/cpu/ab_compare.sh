@@ -12,12 +12,8 @@
 set -uo pipefail
 out=$1 rounds=$2
 shift 2
-names=() srcs=()
-while [ $# -gt 0 ] && [ "$1" != -- ]; do
-  names+=("${1%%=*}") srcs+=("$(cd "${1#*=}" && pwd)")
-  shift
-done
-shift  # --
+source "$(dirname "$0")/../ab_trees.sh"
+ab_trees "$@"
 program=${AB_PROGRAM:-bench/roofline/ew-roofline}
 mkdir -p "$out"
 
@@ -41,11 +37,8 @@ for job in $(jobs -p); do wait "$job" || failed=1; done
 [ "$failed" = 0 ] || exit 1
 echo "== built ($(date +%T))"
 
-count=${#names[@]}
-for round in $(seq 1 "$rounds"); do
-  for step in "${!names[@]}"; do
-    k=$(( (step + round - 1) % count ))  # each round starts with the next tree: no tree always runs first
-    echo "== round $round: ${names[$k]} ($(date +%T))"
-    "/tmp/ab-build-${names[$k]}/$program" "$@" > "$out/${names[$k]}-run$round.txt" 2>&1
-  done
-done
+run_one() {
+  echo "== round $2: $1 ($(date +%T))"
+  "/tmp/ab-build-$1/$program" "${args[@]}" > "$out/$1-run$2.txt" 2>&1
+}
+ab_rounds "$rounds" run_one

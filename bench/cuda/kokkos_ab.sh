@@ -2,9 +2,9 @@
 # The kokkos expression walk of several source trees on one GPU machine without network
 # access: builds ew-roofline (cuda and kokkos) from each tree NAME=SRC, then runs the same
 # ew-roofline expressions, kokkos beside cuda, on each tree in turn, ROUNDS times in rotating
-# order, so that the machine's drift falls on every tree alike (a tree: any checkout of this
-# project, for example `git archive` of a commit). Ends with each tree's kokkos/cuda ratios
-# (cuda's time over kokkos's, same run), the median over the rounds and every round.
+# order (bench/ab_trees.sh; a tree: any checkout of this project, for example `git archive` of
+# a commit). Ends with each tree's kokkos/cuda ratios (cuda's time over kokkos's, same run),
+# the median over the rounds and every round.
 # KOKKOS_ROOT: a CUDA-enabled Kokkos install. Logs: $OUT/<name>-run<k>.txt.
 # Usage, from the repository root:
 #   KOKKOS_ROOT=/opt/kokkos-cuda bash bench/cuda/kokkos_ab.sh 3 old=/tmp/old new=. -- --sizes 24,26,28 --warm
@@ -13,12 +13,8 @@ source "$(dirname "$0")/check_common.sh"
 : "${KOKKOS_ROOT:?a CUDA-enabled Kokkos install}"
 rounds=$1
 shift
-names=() srcs=()
-while [ $# -gt 0 ] && [ "$1" != -- ]; do
-  names+=("${1%%=*}") srcs+=("$(cd "${1#*=}" && pwd)")
-  shift
-done
-shift  # --
+source "$(dirname "$0")/../ab_trees.sh"
+ab_trees "$@"
 source "$(dirname "$0")/../../tools/gpu/unpack_deps.sh"
 ew_unpack_deps "${DEPS:-$PWD/.deps}"
 export LD_LIBRARY_PATH=$KOKKOS_ROOT/lib:$KOKKOS_ROOT/lib64:/opt/ewdeps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
@@ -37,15 +33,12 @@ step "build ${names[*]}"
 for k in "${!names[@]}"; do build_one "${names[$k]}" "${srcs[$k]}" & done
 for job in $(jobs -p); do wait "$job" || exit 1; done
 
-count=${#names[@]}
-for round in $(seq 1 "$rounds"); do
-  for i in "${!names[@]}"; do
-    k=$(( (i + round - 1) % count ))  # each round starts with the next tree
-    step "round $round: ${names[$k]}"
-    "/tmp/kokkos-ab-${names[$k]}/bench/roofline/ew-roofline" --only-expressions --backends cuda,kokkos "$@" \
-      > "$out/${names[$k]}-run$round.txt" 2>&1 || status=1
-  done
-done
+run_one() {
+  step "round $2: $1"
+  "/tmp/kokkos-ab-$1/bench/roofline/ew-roofline" --only-expressions --backends cuda,kokkos "${args[@]}" \
+    > "$out/$1-run$2.txt" 2>&1 || status=1
+}
+ab_rounds "$rounds" run_one
 
 step "kokkos/cuda, median over the rounds [each round]"
 for name in "${names[@]}"; do
