@@ -14,10 +14,10 @@ ab_trees() {
 }
 
 ab_rounds() {
-  local rounds=$1 run=$2 round i count=${#names[@]}
-  for round in $(seq 1 "$rounds"); do
-    for i in "${!names[@]}"; do
-      "$run" "${names[$(( (i + round - 1) % count ))]}" "$round"
+  local _ab_rounds=$1 _ab_run=$2 _ab_round _ab_i _ab_count=${#names[@]}
+  for _ab_round in $(seq 1 "$_ab_rounds"); do
+    for _ab_i in "${!names[@]}"; do
+      "$_ab_run" "${names[$(( (_ab_i + _ab_round - 1) % _ab_count ))]}" "$_ab_round"
     done
   done
 }

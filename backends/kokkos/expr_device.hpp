@@ -579,8 +579,8 @@ KOKKOS_FORCEINLINE_FUNCTION void apply(Lanes<T, U>& d, const Lanes<T, U>& a, con
 }
 
 // The constant's lanes are filled here, not by `broadcast` (the same loop, below): calling it
-// changed the one-register double walk's machine code and read silu f64 0.6-1.5 % slower
-// (H100, bench/cuda/results/h100-2026-11-27-walks-operand-ab).
+// changed two lane walks' machine code, and silu f64 on the one-register double walk read
+// 0.7-1.7 % slower (H100, bench/cuda/results/h100-2026-11-27-walks-operand-ab).
 template <class T, int U, int R>
 KOKKOS_FORCEINLINE_FUNCTION Lanes<T, U> operand(LaneSource source, std::uint16_t reg, double value,
                                                 const Lanes<T, U>& acc, const Registers<T, U, R>& regs) {
