@@ -119,7 +119,12 @@ class KokkosBackend final : public BackendImpl {
 #ifdef KOKKOS_ENABLE_CUDA
         stream_(options),
 #endif
-        exec_(make_exec()) {
+        exec_(make_exec())
+#ifdef KOKKOS_ENABLE_CUDA
+        ,
+        queue_(exec_.cuda_device())
+#endif
+  {
   }
 
   void run(const OpCall& c) override {
@@ -133,7 +138,11 @@ class KokkosBackend final : public BackendImpl {
   }
 
   void run_expr(const ExprCall& call) override {
+#ifdef KOKKOS_ENABLE_CUDA
+    guarded("parallel_for", [&] { kokkos::run_expr(exec_, call, queue_.counters()); });
+#else
     guarded("parallel_for", [&] { kokkos::run_expr(exec_, call); });
+#endif
   }
 
   ReduceResult run_reduce(const ReduceCall& call) override {
@@ -198,6 +207,9 @@ class KokkosBackend final : public BackendImpl {
   Stream stream_;  // declared before exec_: the instance goes first, then the stream
 #endif
   Exec exec_;
+#ifdef KOKKOS_ENABLE_CUDA
+  WalkQueue queue_;  // the tile walk's, used on the context's stream alone
+#endif
 };
 
 Probe probe() {

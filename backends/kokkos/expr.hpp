@@ -16,11 +16,12 @@
 
 namespace ew::detail::kokkos {
 
+// `queue`: the context's WalkQueue counters on Cuda (null on host spaces).
 template <class Exec>
-void run_expr(const Exec& exec, const ExprCall& call) {
+void run_expr(const Exec& exec, const ExprCall& call, unsigned long long* queue = nullptr) {
   constexpr bool on_host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Exec::memory_space>::accessible;
   if constexpr (!on_host) {
-    run_expr_per_element(exec, call);
+    run_expr_per_element(exec, call, DeviceShape::chosen, 0, queue);
   } else {
     constexpr int block = 128;
     const std::int64_t blocks = static_cast<std::int64_t>((call.n + block - 1) / block);

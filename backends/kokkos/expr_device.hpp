@@ -372,18 +372,20 @@ struct Groups {
 // output 0's first 16-byte boundary), unit f.groups + 1 the tail (after the last whole group).
 // The fields are read from the functor where they are (the kernel's parameters): copied into
 // arguments first, they changed the lane walks' machine code.
+// `stride`: the units between a thread's groups (f.threads when every thread owns a share of
+// the array; 32 when a warp takes a piece of it, TileExpr::take_pieces).
 template <int G, int U, class F>
-KOKKOS_INLINE_FUNCTION Groups<U> groups_at(const F& f, std::int64_t first) {
+KOKKOS_INLINE_FUNCTION Groups<U> groups_at(const F& f, std::int64_t first, std::int64_t stride) {
   Groups<U> at;
-  at.whole = f.vector && first + (U - 1) * f.threads < f.groups;
+  at.whole = f.vector && first + (U - 1) * stride < f.groups;
   if (at.whole) {
     EW_KOKKOS_UNROLL
-    for (int u = 0; u < U; ++u) at.base[u] = f.head + (first + u * f.threads) * G, at.valid[u] = G;
+    for (int u = 0; u < U; ++u) at.base[u] = f.head + (first + u * stride) * G, at.valid[u] = G;
     return at;
   }
   EW_KOKKOS_UNROLL
   for (int u = 0; u < U; ++u) {
-    const std::int64_t w = first + u * f.threads;
+    const std::int64_t w = first + u * stride;
     at.base[u] = w < f.groups ? f.head + w * G : w == f.groups ? 0 : f.head + f.groups * G;
     at.valid[u] = w < f.groups                ? G
                   : w == f.groups             ? static_cast<int>(f.head)
@@ -741,7 +743,7 @@ struct LaneExpr {
   bool vector;  // every operand 16-byte aligned at the head: whole groups as 16-byte moves
 
   KOKKOS_INLINE_FUNCTION lanes::Groups<U> groups_at(std::int64_t first) const {
-    return lanes::groups_at<G, U>(*this, first);
+    return lanes::groups_at<G, U>(*this, first, threads);
   }
 
   KOKKOS_INLINE_FUNCTION void walk(lanes::Registers<T, U, R>& regs, const lanes::Groups<U>& at) const {
@@ -867,6 +869,16 @@ struct LaneExpr {
 #define EW_KOKKOS_TILE_GROUPS 4
 #endif
 inline constexpr int tile_groups = EW_KOKKOS_TILE_GROUPS;
+// How the tile walk's warps share the array on Cuda: as they come (TileExpr::take_pieces),
+// a piece of 32 threads' U groups (2 KiB of each float input) after another, `tile_grab`
+// pieces to an atomic. With a fixed share a thread, as first built, the warps that an SM's
+// scheduler favours ran out of work first and left the rest fewer warps to hide their
+// latencies behind: 26.5 of the 32 resident warps active on average and no warp ready in
+// 27 % of the cycles (ncu, silu f32 at 2^26, H200); taken as they come, 31.2 and 18 %, and
+// silu at 2^26 0.83 -> 0.89-0.91 of cuda in f32, 0.66-0.73 -> 0.76-0.79 in f64
+// (bench/cuda/results/h200-2026-11-27-tile-queue). Sharing a block's work among its warps
+// alone changed nothing: whole blocks ran out early.
+inline constexpr int tile_grab = 2;
 inline constexpr int tile_block = 128;  // threads a block (LaunchBounds), the words' stride
 // Resident blocks an SM asked for: 8 for floats (64 registers), 7 for doubles (72: at 64 the
 // double walk spilled 40 bytes and silu f64 read 0.64 of cuda against 0.71 at 6 blocks; 7
@@ -950,9 +962,12 @@ struct TileExpr {
   int count, inputs, outputs;
   std::int64_t head, groups, tail, threads;
   bool vector;
+  // The queue the warps take pieces of the array from (WalkQueue) on Cuda; on host spaces
+  // each thread walks its fixed share.
+  unsigned long long* queue;
 
   KOKKOS_INLINE_FUNCTION lanes::Groups<U> groups_at(std::int64_t first) const {
-    return lanes::groups_at<G, U>(*this, first);
+    return lanes::groups_at<G, U>(*this, first, threads);
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(std::int64_t t) const {
@@ -968,9 +983,7 @@ struct TileExpr {
 #endif
     TileWord* const acc = base + R * U * stride;
     const auto tile = [&](int k) { return base + k * U * stride; };
-    const std::int64_t units = groups + 2, step_units = threads * U;
-    for (std::int64_t first = t; first < units; first += step_units) {
-      const lanes::Groups<U> at = groups_at(first);
+    const auto walk = [&](const lanes::Groups<U>& at) {
       for (int j = 0; j < inputs; ++j) {
         lanes::Lanes<T, U> x;
         lanes::load(x, in[j], at, vector);
@@ -986,8 +999,38 @@ struct TileExpr {
         for (int u = 0; u < U; ++u) lanes::word_in(x, u, from[u * stride]);
         lanes::store(out[k], x, at, vector);
       }
+    };
+    const std::int64_t units = groups + 2;
+#if defined(KOKKOS_ENABLE_CUDA) && defined(__CUDA_ARCH__)
+    take_pieces(me % 32, units, walk);
+#else
+    for (std::int64_t first = t; first < units; first += threads * U) walk(groups_at(first));
+#endif
+  }
+
+#if defined(KOKKOS_ENABLE_CUDA) && defined(__CUDA_ARCH__)
+  // Piece c of the array is the units [c*32*U, (c+1)*32*U); lane l walks its groups
+  // c*32*U + u*32 + l (a warp's 16-byte loads of group u side by side). A warp takes
+  // tile_grab pieces at a time from queue[0] until they run out, then counts itself done in
+  // queue[1]; the last warp done sets both to zero for the next call on the stream (every
+  // other warp has taken its last piece by then: each took it before counting itself).
+  template <class Walk>
+  __device__ void take_pieces(int lane, std::int64_t units, const Walk& walk) const {
+    const unsigned long long pieces = static_cast<unsigned long long>((units + 32 * U - 1) / (32 * U));
+    for (;;) {
+      unsigned long long first = 0;
+      if (lane == 0) first = atomicAdd(&queue[0], static_cast<unsigned long long>(tile_grab));
+      first = __shfl_sync(0xffffffffu, first, 0);
+      if (first >= pieces) break;
+      for (unsigned long long c = first; c < first + tile_grab && c < pieces; ++c)
+        walk(lanes::groups_at<G, U>(*this, static_cast<std::int64_t>(c) * 32 * U + lane, 32));
+    }
+    if (lane == 0) {
+      __threadfence();
+      if (atomicAdd(&queue[1], 1ull) == static_cast<unsigned long long>(threads / 32) - 1) queue[0] = 0, queue[1] = 0;
     }
   }
+#endif
 
   KOKKOS_FORCEINLINE_FUNCTION void step(const LaneInstr& instr, TileWord* base, TileWord* acc, int stride) const {
     // Operand j's words and their pitch (0: the constant's one word). Constant indices only
@@ -1160,7 +1203,7 @@ void run_lanes(const Exec& exec, const ExprCall& call, const DevicePlan& plan, c
 
 template <class T, int R, class Exec>
 void run_tiles(const Exec& exec, const ExprCall& call, const DevicePlan& plan, const LanePlan& walk,
-               std::int64_t max_threads) {
+               std::int64_t max_threads, [[maybe_unused]] unsigned long long* queue) {
   using F = TileExpr<T, R>;
   F f{};
   fill_walk<T>(f, call, plan, walk);
@@ -1168,12 +1211,52 @@ void run_tiles(const Exec& exec, const ExprCall& call, const DevicePlan& plan, c
     max_threads = std::max<std::int64_t>(1, static_cast<std::int64_t>(exec.concurrency()) * tile_blocks<T, R> * tile_block / 2048);
   const std::int64_t units = f.groups + 2;
   f.threads = std::max<std::int64_t>(1, std::min<std::int64_t>((units + F::U - 1) / F::U, max_threads));
+#if defined(KOKKOS_ENABLE_CUDA)
+  if constexpr (std::is_same_v<Exec, Kokkos::Cuda>) {
+    if (!queue) throw Error(Errc::internal, "kokkos backend: the tile walk on Cuda needs its context's queue");
+    f.queue = queue;
+    f.threads = (f.threads + 31) / 32 * 32;  // whole warps take the pieces
+  }
+#endif
   Kokkos::parallel_for(
       "ew::expr (tiles)",
       as_argument(Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>, Kokkos::LaunchBounds<tile_block, tile_blocks<T, R>>>(
           exec, 0, f.threads)),
       f);
 }
+
+#if defined(KOKKOS_ENABLE_CUDA)
+// The tile walk's queue (TileExpr::take_pieces): two counters in device memory, zero
+// between calls. One a context: its calls are ordered on its stream, so a call finds the
+// counters as the last one left them; contexts on other streams run at the same time.
+class WalkQueue {
+ public:
+  explicit WalkQueue(int device) {
+    int was = 0;
+    check(cudaGetDevice(&was), "cudaGetDevice");
+    check(cudaSetDevice(device), "cudaSetDevice");
+    cudaError_t e = cudaMalloc(&counters_, 2 * sizeof(unsigned long long));
+    if (e == cudaSuccess) e = cudaMemset(counters_, 0, 2 * sizeof(unsigned long long));
+    cudaSetDevice(was);
+    if (e != cudaSuccess) {
+      if (counters_) cudaFree(counters_);
+      check(e, "the tile walk's queue");
+    }
+  }
+  ~WalkQueue() { cudaFree(counters_); }
+  WalkQueue(const WalkQueue&) = delete;
+  WalkQueue& operator=(const WalkQueue&) = delete;
+  unsigned long long* counters() const { return counters_; }
+
+ private:
+  static void check(cudaError_t e, const char* what) {
+    if (e == cudaSuccess) return;
+    cudaGetLastError();
+    throw Error(Errc::device_error, std::string("kokkos backend: ") + what + ": " + cudaGetErrorString(e));
+  }
+  unsigned long long* counters_ = nullptr;
+};
+#endif
 
 // Where the tile walk runs by default. Measured on the H200 alone (2026-11-27, kokkos/cuda at
 // 2^24..2^28): silu f32 0.80-0.84 against the lane walk's 0.74-0.77, f64 0.69-0.72 against
@@ -1219,7 +1302,8 @@ enum class Walked { none, tiles, lanes, per_element, general };
 // dtype, few enough instructions and live values. Returns Walked::none (nothing run) otherwise.
 // `tiles`: the tile walk wherever the file fits it (tests).
 template <class Exec>
-Walked try_lanes(const Exec& exec, const ExprCall& call, std::int64_t max_threads, bool tiles = false) {
+Walked try_lanes(const Exec& exec, const ExprCall& call, std::int64_t max_threads, bool tiles = false,
+                 unsigned long long* queue = nullptr) {
   const Program& p = *call.program;
   if (p.code.empty() || p.code.size() > std::size_t(inline_instructions)) return Walked::none;
   const DType t = p.code[0].dtype;
@@ -1230,11 +1314,11 @@ Walked try_lanes(const Exec& exec, const ExprCall& call, std::int64_t max_thread
   const LanePlan walk = plan_for_lanes(plan);
   if (walk.registers <= 2 && ((tiles && tiles_run_on(exec)) || tiles_by_default(exec, p, walk))) {
     if (t == DType::f32) {
-      if (walk.registers <= 1) run_tiles<float, 1>(exec, call, plan, walk, max_threads);
-      else run_tiles<float, 2>(exec, call, plan, walk, max_threads);
+      if (walk.registers <= 1) run_tiles<float, 1>(exec, call, plan, walk, max_threads, queue);
+      else run_tiles<float, 2>(exec, call, plan, walk, max_threads, queue);
     } else {
-      if (walk.registers <= 1) run_tiles<double, 1>(exec, call, plan, walk, max_threads);
-      else run_tiles<double, 2>(exec, call, plan, walk, max_threads);
+      if (walk.registers <= 1) run_tiles<double, 1>(exec, call, plan, walk, max_threads, queue);
+      else run_tiles<double, 2>(exec, call, plan, walk, max_threads, queue);
     }
     return Walked::tiles;
   }
@@ -1272,12 +1356,14 @@ Walked try_lanes(const Exec& exec, const ExprCall& call, std::int64_t max_thread
 
 enum class DeviceShape { chosen, tiles, per_element, general };  // tiles: the tile walk where it can
 
+// `queue`: a WalkQueue's counters, which the tile walk needs on Cuda (ignored on host spaces).
 template <class Exec>
 Walked run_expr_per_element(const Exec& exec, const ExprCall& call, DeviceShape shape = DeviceShape::chosen,
-                            std::int64_t max_threads = 0) {
+                            std::int64_t max_threads = 0, unsigned long long* queue = nullptr) {
   if (call.n == 0) return Walked::none;
   if (shape == DeviceShape::chosen || shape == DeviceShape::tiles)
-    if (const Walked w = try_lanes(exec, call, max_threads, shape == DeviceShape::tiles); w != Walked::none) return w;
+    if (const Walked w = try_lanes(exec, call, max_threads, shape == DeviceShape::tiles, queue); w != Walked::none)
+      return w;
   const bool force_general = shape == DeviceShape::general;
   const DevicePlan plan = plan_for_device(call);
   const int count = static_cast<int>(plan.code.size());

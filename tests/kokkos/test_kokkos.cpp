@@ -106,6 +106,38 @@ TEST(KokkosBackend, RunsOnTheBorrowedStream) {
   cudaStreamDestroy(stream);
 }
 
+// Two contexts walk a transcendental formula at once, each on its stream (on GPUs where the
+// tile walk runs by default, each with its own queue of pieces): both results have the
+// scalar backend's bits.
+TEST(KokkosBackend, TwoContextsWalkAtOnce) {
+  EW_SKIP_IF_UNUSABLE(Backend::kokkos);
+  Context one(Backend::kokkos), two(Backend::kokkos), scalar(Backend::scalar);
+  const Expr x = input<float>(0);
+  const Kernel silu = compile({x * sigmoid(x)});
+  const std::size_t n = (std::size_t(1) << 22) + 5;
+  const std::vector<float> a = random_vector<float>(n), b = random_vector<float>(n);
+  std::vector<float> want_a(n, poison<float>()), want_b(n, poison<float>());
+  silu(scalar, {Span<const float>(a.data(), n)}, {Span<float>(want_a.data(), n)});
+  silu(scalar, {Span<const float>(b.data(), n)}, {Span<float>(want_b.data(), n)});
+  Buffer<float> da(one, n), db(two, n), out_a(one, n), out_b(two, n);
+  da.upload(a.data(), n);
+  db.upload(b.data(), n);
+  const std::vector<float> poisoned(n, poison<float>());
+  out_a.upload(poisoned.data(), n);
+  out_b.upload(poisoned.data(), n);
+  for (int round = 0; round < 4; ++round) {
+    silu(one, {da.span()}, {out_a.span()});
+    silu(two, {db.span()}, {out_b.span()});
+  }
+  one.synchronize();
+  two.synchronize();
+  std::vector<float> got_a(n), got_b(n);
+  out_a.download(got_a.data(), n);
+  out_b.download(got_b.data(), n);
+  EXPECT_EQ(first_mismatch(got_a, want_a), -1);
+  EXPECT_EQ(first_mismatch(got_b, want_b), -1);
+}
+
 TEST(KokkosBackend, OwnStreamPerContext) {
   EW_SKIP_IF_UNUSABLE(Backend::kokkos);
   Context one(Backend::kokkos), two(Backend::kokkos);

@@ -77,7 +77,7 @@ struct Reachable {
 // The walks on Exec: Kokkos' host space (every machine) or the GPU of a Cuda build.
 template <class Exec = Kokkos::DefaultHostExecutionSpace>
 Outcome walk_and_compare(const GeneratedCase& g, std::size_t n, std::mt19937_64& engine, detail::kokkos::DeviceShape shape,
-                         std::int64_t max_threads = 0, bool misalign = false) {
+                         std::int64_t max_threads = 0, bool misalign = false, unsigned long long* queue = nullptr) {
   const Exec exec;
   Reachable<Exec> reach;
   const Kernel k = compile(g.outputs);
@@ -137,7 +137,7 @@ Outcome walk_and_compare(const GeneratedCase& g, std::size_t n, std::mt19937_64&
                           : out.lanes ? Walked::lanes
                           : out.inline_shape ? Walked::per_element
                                              : Walked::general;
-  const Walked ran = detail::kokkos::run_expr_per_element(exec, call, shape, max_threads);
+  const Walked ran = detail::kokkos::run_expr_per_element(exec, call, shape, max_threads, queue);
   exec.fence();
   reach.back();
   if (ran != expected) {
@@ -353,18 +353,28 @@ TEST_F(KokkosExprLanes, OneAndTwoRegisterFiles) {
 // The walks on the GPU of a Cuda build: random programs in the chosen shape and with the tile
 // walk asked for, and files of one and two registers at the edges (head, tail, unaligned
 // operands, a few threads or the default grid), bit for bit against the scalar backend, each
-// call checked to take the walk the rules name. bench/cuda/expr_check.sh runs this test under
-// compute-sanitizer's memcheck and racecheck (the tile and staged walks use shared memory).
+// call checked to take the walk the rules name; the tile walk's queue back at zero after
+// every call.
+// bench/cuda/expr_check.sh runs this test under compute-sanitizer's memcheck and racecheck
+// (the tile and staged walks use shared memory).
+bool queue_empty(const detail::kokkos::WalkQueue& queue) {
+  unsigned long long counters[2] = {1, 1};
+  return cudaMemcpy(counters, queue.counters(), sizeof counters, cudaMemcpyDeviceToHost) == cudaSuccess &&
+         counters[0] == 0 && counters[1] == 0;
+}
+
 TEST_F(KokkosExprLanes, WalksOnTheGpu) {
   using Gpu = Kokkos::DefaultExecutionSpace;
+  const detail::kokkos::WalkQueue queue(Gpu().cuda_device());
   int tile_cases = 0, lane_cases = 0;
   for (DeviceShape shape : {DeviceShape::chosen, DeviceShape::tiles}) {
     for (std::size_t n : {std::size_t(1), std::size_t(17), std::size_t(1000), std::size_t(70001)}) {
       for (int t = 0; t < (n > 10000 ? 4 : 20); ++t) {
         const std::uint64_t seed = rng()();
         ExprGenerator gen(seed);
-        const Outcome r = walk_and_compare<Gpu>(gen.next(), n, gen.engine(), shape, 0, t % 2 == 1);
+        const Outcome r = walk_and_compare<Gpu>(gen.next(), n, gen.engine(), shape, 0, t % 2 == 1, queue.counters());
         ASSERT_TRUE(r.mismatch.empty()) << "case seed " << seed << ", n " << n << "\n" << r.mismatch;
+        ASSERT_TRUE(queue_empty(queue)) << "case seed " << seed << ", n " << n;
         tile_cases += r.tiles;
         lane_cases += r.lanes;
       }
@@ -384,10 +394,11 @@ TEST_F(KokkosExprLanes, WalksOnTheGpu) {
         for (std::int64_t threads : {0, 3})
           for (std::size_t n : {std::size_t(7), std::size_t(66), std::size_t(1001), std::size_t(65539)})
             for (bool misalign : {false, true}) {
-              const Outcome r = walk_and_compare<Gpu>(g, n, gen.engine(), shape, threads, misalign);
+              const Outcome r = walk_and_compare<Gpu>(g, n, gen.engine(), shape, threads, misalign, queue.counters());
               ASSERT_TRUE(r.mismatch.empty()) << to_string(t) << " " << expr.str() << ", n " << n << ", threads "
                                               << threads << (shape == DeviceShape::tiles ? ", tiles" : "")
                                               << ", seed " << seed << "\n" << r.mismatch;
+              ASSERT_TRUE(queue_empty(queue)) << to_string(t) << " " << expr.str() << ", n " << n;
               tile_cases += r.tiles;
               lane_cases += r.lanes;
             }

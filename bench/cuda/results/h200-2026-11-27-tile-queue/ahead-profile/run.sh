@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# A/A/B of the tile walk with the copy-ahead, then ncu of both on silu 2^26.
+set -u
+R=$OUT; export OUT=/tmp/about; mkdir -p $OUT
+mkdir -p /tmp/kk && ln -sfn $PWD/.kokkos-cuda /tmp/kk/install
+export KOKKOS_ROOT=/tmp/kk/install
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1); echo "GPU: $gpu"
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv > $OUT/gpu.txt
+case $gpu in *H100*) export CXXFLAGS=-DEW_KOKKOS_TILES=1; echo "H100: tile walk forced (EW_KOKKOS_TILES=1)";; esac
+echo "== failure path: a tree that does not configure"
+OUT=/tmp/brokenout bash bench/cuda/kokkos_ab.sh 1 broken=.snap-broken -- --expressions silu --sizes 26 > $OUT/broken.log 2>&1; echo "broken rc=$? (expect 1)"; tail -5 $OUT/broken.log
+echo "== A/A/B"
+time bash bench/cuda/kokkos_ab.sh 3 landed=. aa=.snap-aa ahead=.snap-ahead -- --expressions silu --sizes 24,26,28 --warm > $OUT/ab.log 2>&1; echo "ab rc=$?"
+sed -n '/median over the rounds/,$p' $OUT/ab.log
+for t in landed ahead; do for d in f32 f64; do
+  LD_LIBRARY_PATH=$KOKKOS_ROOT/lib:$KOKKOS_ROOT/lib64:/opt/ewdeps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-} \
+  ncu --clock-control none --kernel-name-base mangled -k regex:"TileExpr" --launch-skip 3 --launch-count 1 \
+    --section SpeedOfLight --section Occupancy --section LaunchStats --section SchedulerStats --section WarpStateStats \
+    --metrics 'smsp__inst_executed.sum,regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio' \
+    /tmp/kokkos-ab-$t/bench/roofline/ew-roofline --only-expressions --backends kokkos --expressions silu \
+    --dtypes $d --sizes 26 --warm --reps 1 --no-peers > $OUT/ncu-$t-$d.log 2>&1
+  echo "== ncu $t $d"
+  grep -E "inst_executed.sum|Registers Per|Shared Memory Config|Dynamic Shared|Static Shared|Block Limit|Achieved Active Warps|Theoretical Occ|Achieved Occupancy|DRAM Throughput|Duration|Issue Slots Busy|No Eligible|stalled_(long_scoreboard|short_scoreboard|wait|math|mio|lg_throttle|barrier|not_selected|selected|dispatch|no_instruction|branch)" $OUT/ncu-$t-$d.log
+done; done
+cd /tmp && tar czf $R/ahead.tgz about brokenout 2>/dev/null; ls -la $R
