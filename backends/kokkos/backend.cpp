@@ -47,12 +47,6 @@ void guarded(const char* what, F&& f) {
 }
 
 #ifdef KOKKOS_ENABLE_CUDA
-void check_cuda(cudaError_t e, const char* what) {
-  if (e == cudaSuccess) return;
-  cudaGetLastError();  // clear a non-sticky error so the next call is not blamed for it
-  throw Error(Errc::device_error, std::string("kokkos backend: ") + what + ": " + cudaGetErrorString(e));
-}
-
 // The context's stream: the caller's, or one the context creates and destroys.
 class Stream {
  public:
@@ -122,7 +116,7 @@ class KokkosBackend final : public BackendImpl {
         exec_(make_exec())
 #ifdef KOKKOS_ENABLE_CUDA
         ,
-        queue_(exec_.cuda_device())
+        queue_(exec_.cuda_device(), stream_.get())
 #endif
   {
   }
@@ -208,7 +202,7 @@ class KokkosBackend final : public BackendImpl {
 #endif
   Exec exec_;
 #ifdef KOKKOS_ENABLE_CUDA
-  WalkQueue queue_;  // the tile walk's, used on the context's stream alone
+  WalkQueue queue_;  // after exec_, whose device it is made on; used on the context's stream alone
 #endif
 };
 

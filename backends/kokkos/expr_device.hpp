@@ -869,15 +869,15 @@ struct LaneExpr {
 #define EW_KOKKOS_TILE_GROUPS 4
 #endif
 inline constexpr int tile_groups = EW_KOKKOS_TILE_GROUPS;
-// How the tile walk's warps share the array on Cuda: as they come (TileExpr::take_pieces),
-// a piece of 32 threads' U groups (2 KiB of each float input) after another, `tile_grab`
-// pieces to an atomic. With a fixed share a thread, as first built, the warps that an SM's
-// scheduler favours ran out of work first and left the rest fewer warps to hide their
-// latencies behind: 26.5 of the 32 resident warps active on average and no warp ready in
-// 27 % of the cycles (ncu, silu f32 at 2^26, H200); taken as they come, 31.2 and 18 %, and
-// silu at 2^26 0.83 -> 0.89-0.91 of cuda in f32, 0.66-0.73 -> 0.76-0.79 in f64
-// (bench/cuda/results/h200-2026-11-27-tile-queue). Sharing a block's work among its warps
-// alone changed nothing: whole blocks ran out early.
+// How the tile walk's warps share a large array on Cuda: as they come (TileExpr::take_pieces),
+// a piece of 32 threads' U groups (2 KiB of each input) after another, `tile_grab` pieces to
+// an atomic (2 the one count measured, not compared with 1 or 4). With a fixed share a
+// thread, as first built, the warps that an SM's scheduler favours ran out of work first and
+// left the rest fewer warps to hide their latencies behind: 26.5 of the 32 resident warps
+// active on average and no warp ready in 27 % of the cycles (ncu, silu f32 at 2^26, H200);
+// taken as they come, 31.4 and 20 %, and silu at 2^26 0.83 -> 0.89-0.91 of cuda in f32,
+// 0.66-0.73 -> 0.75-0.79 in f64 (bench/cuda/results/h200-2026-11-27-tile-queue). Sharing a
+// block's work among its warps alone changed nothing: whole blocks ran out early.
 inline constexpr int tile_grab = 2;
 inline constexpr int tile_block = 128;  // threads a block (LaunchBounds), the words' stride
 // Resident blocks an SM asked for: 8 for floats (64 registers), 7 for doubles (72: at 64 the
@@ -962,8 +962,9 @@ struct TileExpr {
   int count, inputs, outputs;
   std::int64_t head, groups, tail, threads;
   bool vector;
-  // The queue the warps take pieces of the array from (WalkQueue) on Cuda; on host spaces
-  // each thread walks its fixed share.
+  // The queue the warps take pieces of the array from (WalkQueue), on Cuda where the grid
+  // is smaller than the array's shares; otherwise (and on host spaces) null: each thread
+  // walks its fixed share.
   unsigned long long* queue;
 
   KOKKOS_INLINE_FUNCTION lanes::Groups<U> groups_at(std::int64_t first) const {
@@ -1002,18 +1003,18 @@ struct TileExpr {
     };
     const std::int64_t units = groups + 2;
 #if defined(KOKKOS_ENABLE_CUDA) && defined(__CUDA_ARCH__)
-    take_pieces(me % 32, units, walk);
-#else
-    for (std::int64_t first = t; first < units; first += threads * U) walk(groups_at(first));
+    if (queue) return take_pieces(me % 32, units, walk);
 #endif
+    for (std::int64_t first = t; first < units; first += threads * U) walk(groups_at(first));
   }
 
-#if defined(KOKKOS_ENABLE_CUDA) && defined(__CUDA_ARCH__)
+#if defined(KOKKOS_ENABLE_CUDA)
   // Piece c of the array is the units [c*32*U, (c+1)*32*U); lane l walks its groups
   // c*32*U + u*32 + l (a warp's 16-byte loads of group u side by side). A warp takes
-  // tile_grab pieces at a time from queue[0] until they run out, then counts itself done in
-  // queue[1]; the last warp done sets both to zero for the next call on the stream (every
-  // other warp has taken its last piece by then: each took it before counting itself).
+  // tile_grab pieces at a time from queue[0] until an atomic finds them gone, then counts
+  // itself done in queue[1]; the last warp done sets both to zero for the next call on the
+  // stream. The fences order each warp's last atomic on queue[0] before its count, and the
+  // last count before the reset, so no atomic of this call lands after the reset.
   template <class Walk>
   __device__ void take_pieces(int lane, std::int64_t units, const Walk& walk) const {
     const unsigned long long pieces = static_cast<unsigned long long>((units + 32 * U - 1) / (32 * U));
@@ -1027,7 +1028,10 @@ struct TileExpr {
     }
     if (lane == 0) {
       __threadfence();
-      if (atomicAdd(&queue[1], 1ull) == static_cast<unsigned long long>(threads / 32) - 1) queue[0] = 0, queue[1] = 0;
+      if (atomicAdd(&queue[1], 1ull) == static_cast<unsigned long long>(threads / 32) - 1) {
+        __threadfence();
+        queue[0] = 0, queue[1] = 0;
+      }
     }
   }
 #endif
@@ -1212,10 +1216,16 @@ void run_tiles(const Exec& exec, const ExprCall& call, const DevicePlan& plan, c
   const std::int64_t units = f.groups + 2;
   f.threads = std::max<std::int64_t>(1, std::min<std::int64_t>((units + F::U - 1) / F::U, max_threads));
 #if defined(KOKKOS_ENABLE_CUDA)
+  // The queue where a thread would walk more than one share. Below that every thread walks
+  // once and there is nothing to balance; the queue would only add atomics on one address
+  // (three a warp) and, two pieces to an atomic, leave half the warps without work: silu f32
+  // at 2^20 on an H200 took 11.5 us with it, 6.9-8.0 us without.
   if constexpr (std::is_same_v<Exec, Kokkos::Cuda>) {
     if (!queue) throw Error(Errc::internal, "kokkos backend: the tile walk on Cuda needs its context's queue");
-    f.queue = queue;
-    f.threads = (f.threads + 31) / 32 * 32;  // whole warps take the pieces
+    if ((units + F::U - 1) / F::U > max_threads) {
+      f.queue = queue;
+      f.threads = (f.threads + 31) / 32 * 32;  // whole warps take the pieces
+    }
   }
 #endif
   Kokkos::parallel_for(
@@ -1226,34 +1236,40 @@ void run_tiles(const Exec& exec, const ExprCall& call, const DevicePlan& plan, c
 }
 
 #if defined(KOKKOS_ENABLE_CUDA)
+inline void check_cuda(cudaError_t e, const char* what) {
+  if (e == cudaSuccess) return;
+  cudaGetLastError();  // clear a non-sticky error so the next call is not blamed for it
+  throw Error(Errc::device_error, std::string("kokkos backend: ") + what + ": " + cudaGetErrorString(e));
+}
+
 // The tile walk's queue (TileExpr::take_pieces): two counters in device memory, zero
 // between calls. One a context: its calls are ordered on its stream, so a call finds the
 // counters as the last one left them; contexts on other streams run at the same time.
+// Zeroed on that stream and waited for: a context's stream does not wait for the legacy
+// default stream, where cudaMemset would go.
 class WalkQueue {
  public:
-  explicit WalkQueue(int device) {
+  WalkQueue(int device, cudaStream_t stream) {
     int was = 0;
-    check(cudaGetDevice(&was), "cudaGetDevice");
-    check(cudaSetDevice(device), "cudaSetDevice");
+    check_cuda(cudaGetDevice(&was), "cudaGetDevice");
+    check_cuda(cudaSetDevice(device), "cudaSetDevice");
     cudaError_t e = cudaMalloc(&counters_, 2 * sizeof(unsigned long long));
-    if (e == cudaSuccess) e = cudaMemset(counters_, 0, 2 * sizeof(unsigned long long));
+    if (e == cudaSuccess) e = cudaMemsetAsync(counters_, 0, 2 * sizeof(unsigned long long), stream);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
     cudaSetDevice(was);
     if (e != cudaSuccess) {
       if (counters_) cudaFree(counters_);
-      check(e, "the tile walk's queue");
+      check_cuda(e, "the tile walk's queue");
     }
   }
-  ~WalkQueue() { cudaFree(counters_); }
+  ~WalkQueue() {
+    if (cudaFree(counters_) != cudaSuccess) cudaGetLastError();
+  }
   WalkQueue(const WalkQueue&) = delete;
   WalkQueue& operator=(const WalkQueue&) = delete;
   unsigned long long* counters() const { return counters_; }
 
  private:
-  static void check(cudaError_t e, const char* what) {
-    if (e == cudaSuccess) return;
-    cudaGetLastError();
-    throw Error(Errc::device_error, std::string("kokkos backend: ") + what + ": " + cudaGetErrorString(e));
-  }
   unsigned long long* counters_ = nullptr;
 };
 #endif

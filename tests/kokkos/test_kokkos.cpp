@@ -106,9 +106,11 @@ TEST(KokkosBackend, RunsOnTheBorrowedStream) {
   cudaStreamDestroy(stream);
 }
 
-// Two contexts walk a transcendental formula at once, each on its stream (on GPUs where the
-// tile walk runs by default, each with its own queue of pieces): both results have the
-// scalar backend's bits.
+// Two contexts walk a transcendental formula, each on its stream, without waiting for each
+// other (one-wave grids: the kernels overlap at their ends at least). Where the tile walk
+// runs by default (fast memory behind each SM), each context's warps take pieces from its
+// own queue: a queue shared between the streams would skip or repeat pieces. Both results
+// have the scalar backend's bits.
 TEST(KokkosBackend, TwoContextsWalkAtOnce) {
   EW_SKIP_IF_UNUSABLE(Backend::kokkos);
   Context one(Backend::kokkos), two(Backend::kokkos), scalar(Backend::scalar);

@@ -350,22 +350,26 @@ TEST_F(KokkosExprLanes, OneAndTwoRegisterFiles) {
 }
 
 #if defined(KOKKOS_ENABLE_CUDA)
+bool queue_empty(const detail::kokkos::WalkQueue& queue) {
+  unsigned long long counters[2] = {1, 1};
+  if (cudaMemcpy(counters, queue.counters(), sizeof counters, cudaMemcpyDeviceToHost) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return counters[0] == 0 && counters[1] == 0;
+}
+
 // The walks on the GPU of a Cuda build: random programs in the chosen shape and with the tile
 // walk asked for, and files of one and two registers at the edges (head, tail, unaligned
 // operands, a few threads or the default grid), bit for bit against the scalar backend, each
-// call checked to take the walk the rules name; the tile walk's queue back at zero after
-// every call.
-// bench/cuda/expr_check.sh runs this test under compute-sanitizer's memcheck and racecheck
-// (the tile and staged walks use shared memory).
-bool queue_empty(const detail::kokkos::WalkQueue& queue) {
-  unsigned long long counters[2] = {1, 1};
-  return cudaMemcpy(counters, queue.counters(), sizeof counters, cudaMemcpyDeviceToHost) == cudaSuccess &&
-         counters[0] == 0 && counters[1] == 0;
-}
-
+// call checked to take the walk the rules name. The tile walk takes its queue where the grid
+// is smaller than the array's shares (here: 3 threads asked for), fixed shares otherwise;
+// the queue's counters are back at zero after every call. bench/cuda/expr_check.sh runs this
+// test under compute-sanitizer's memcheck and racecheck (the tile and staged walks use
+// shared memory).
 TEST_F(KokkosExprLanes, WalksOnTheGpu) {
   using Gpu = Kokkos::DefaultExecutionSpace;
-  const detail::kokkos::WalkQueue queue(Gpu().cuda_device());
+  const detail::kokkos::WalkQueue queue(Gpu().cuda_device(), Gpu().cuda_stream());
   int tile_cases = 0, lane_cases = 0;
   for (DeviceShape shape : {DeviceShape::chosen, DeviceShape::tiles}) {
     for (std::size_t n : {std::size_t(1), std::size_t(17), std::size_t(1000), std::size_t(70001)}) {
