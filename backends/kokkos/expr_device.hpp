@@ -879,6 +879,13 @@ inline constexpr int tile_groups = EW_KOKKOS_TILE_GROUPS;
 // 0.66-0.73 -> 0.75-0.79 in f64 (bench/cuda/results/h200-2026-11-27-tile-queue). Sharing a
 // block's work among its warps alone changed nothing: whole blocks ran out early.
 inline constexpr int tile_grab = 2;
+// The queue's counters: queue_groups pairs, each on a 128-byte line of its own, so that the
+// warps' atomics go to as many places in L2 (on one address they wait for each other: a
+// queue with one pair, used from 2 pieces a warp up, read silu f32 at 2^22 0.51 of cuda
+// against fixed shares' 0.68). Below tile_waves pieces a resident warp the grid has a warp a
+// piece, as many waves as it takes, and no queue (the queue measured faster at 7.8 pieces a
+// warp, slower at 1.9; the bound between them is not measured).
+inline constexpr int queue_groups = 8, queue_stride = 16, tile_waves = 4;
 inline constexpr int tile_block = 128;  // threads a block (LaunchBounds), the words' stride
 // Resident blocks an SM asked for: 8 for floats (64 registers), 7 for doubles (72: at 64 the
 // double walk spilled 40 bytes and silu f64 read 0.64 of cuda against 0.71 at 6 blocks; 7
@@ -962,9 +969,8 @@ struct TileExpr {
   int count, inputs, outputs;
   std::int64_t head, groups, tail, threads;
   bool vector;
-  // The queue the warps take pieces of the array from (WalkQueue), on Cuda where the grid
-  // is smaller than the array's shares; otherwise (and on host spaces) null: each thread
-  // walks its fixed share.
+  // The queue the warps take pieces of the array from (WalkQueue) on Cuda; on host spaces
+  // each thread walks its fixed share.
   unsigned long long* queue;
 
   KOKKOS_INLINE_FUNCTION lanes::Groups<U> groups_at(std::int64_t first) const {
@@ -1003,34 +1009,44 @@ struct TileExpr {
     };
     const std::int64_t units = groups + 2;
 #if defined(KOKKOS_ENABLE_CUDA) && defined(__CUDA_ARCH__)
-    if (queue) return take_pieces(me % 32, units, walk);
-#endif
+    take_pieces(t, units, walk);
+#else
     for (std::int64_t first = t; first < units; first += threads * U) walk(groups_at(first));
+#endif
   }
 
 #if defined(KOKKOS_ENABLE_CUDA)
   // Piece c of the array is the units [c*32*U, (c+1)*32*U); lane l walks its groups
-  // c*32*U + u*32 + l (a warp's 16-byte loads of group u side by side). A warp takes
-  // tile_grab pieces at a time from queue[0] until an atomic finds them gone, then counts
-  // itself done in queue[1]; the last warp done sets both to zero for the next call on the
-  // stream. The fences order each warp's last atomic on queue[0] before its count, and the
-  // last count before the reset, so no atomic of this call lands after the reset.
+  // c*32*U + u*32 + l (a warp's 16-byte loads of group u side by side). Warp w walks piece w;
+  // where there are more pieces than warps, the rest is cut into queue_groups ranges, and
+  // the warps of group w % queue_groups take tile_grab pieces at a time from their range's
+  // counter until an atomic finds it gone, then count themselves done; the group's last warp
+  // done sets both counters to zero for the next call on the stream. The fences order each
+  // warp's last atomic on the pieces before its count, and the last count before the reset.
   template <class Walk>
-  __device__ void take_pieces(int lane, std::int64_t units, const Walk& walk) const {
-    const unsigned long long pieces = static_cast<unsigned long long>((units + 32 * U - 1) / (32 * U));
+  __device__ void take_pieces(std::int64_t t, std::int64_t units, const Walk& walk) const {
+    const int lane = static_cast<int>(t % 32);
+    const std::int64_t warp = t / 32, warps = threads / 32, pieces = (units + 32 * U - 1) / (32 * U);
+    const std::int64_t group = warp % queue_groups, per = (pieces - warps + queue_groups - 1) / queue_groups;
+    const std::int64_t begin = warps + group * per, end = begin + per < pieces ? begin + per : pieces;
+    unsigned long long* const counters = queue + group * queue_stride;  // pieces taken, warps done
+    // One call of the walk (inlined once: a second one spilled registers): pieces [c, stop).
+    std::int64_t c = warp, stop = warp + 1 < pieces ? warp + 1 : pieces;
     for (;;) {
+      for (; c < stop; ++c) walk(lanes::groups_at<G, U>(*this, c * 32 * U + lane, 32));
+      if (pieces <= warps) return;  // nothing left for the queue
       unsigned long long first = 0;
-      if (lane == 0) first = atomicAdd(&queue[0], static_cast<unsigned long long>(tile_grab));
-      first = __shfl_sync(0xffffffffu, first, 0);
-      if (first >= pieces) break;
-      for (unsigned long long c = first; c < first + tile_grab && c < pieces; ++c)
-        walk(lanes::groups_at<G, U>(*this, static_cast<std::int64_t>(c) * 32 * U + lane, 32));
+      if (lane == 0) first = atomicAdd(&counters[0], static_cast<unsigned long long>(tile_grab));
+      c = begin + static_cast<std::int64_t>(__shfl_sync(0xffffffffu, first, 0));
+      if (c >= end) break;
+      stop = c + tile_grab < end ? c + tile_grab : end;
     }
     if (lane == 0) {
       __threadfence();
-      if (atomicAdd(&queue[1], 1ull) == static_cast<unsigned long long>(threads / 32) - 1) {
+      const auto members = static_cast<unsigned long long>((warps - group + queue_groups - 1) / queue_groups);
+      if (atomicAdd(&counters[1], 1ull) == members - 1) {
         __threadfence();
-        queue[0] = 0, queue[1] = 0;
+        counters[0] = 0, counters[1] = 0;
       }
     }
   }
@@ -1216,16 +1232,12 @@ void run_tiles(const Exec& exec, const ExprCall& call, const DevicePlan& plan, c
   const std::int64_t units = f.groups + 2;
   f.threads = std::max<std::int64_t>(1, std::min<std::int64_t>((units + F::U - 1) / F::U, max_threads));
 #if defined(KOKKOS_ENABLE_CUDA)
-  // The queue where a thread would walk more than one share. Below that every thread walks
-  // once and there is nothing to balance; the queue would only add atomics on one address
-  // (three a warp) and, two pieces to an atomic, leave half the warps without work: silu f32
-  // at 2^20 on an H200 took 11.5 us with it, 6.9-8.0 us without.
   if constexpr (std::is_same_v<Exec, Kokkos::Cuda>) {
     if (!queue) throw Error(Errc::internal, "kokkos backend: the tile walk on Cuda needs its context's queue");
-    if ((units + F::U - 1) / F::U > max_threads) {
-      f.queue = queue;
-      f.threads = (f.threads + 31) / 32 * 32;  // whole warps take the pieces
-    }
+    f.queue = queue;
+    const std::int64_t pieces = (units + 32 * F::U - 1) / (32 * F::U);
+    const std::int64_t resident = std::max<std::int64_t>(1, max_threads / 32);  // warps of one wave
+    f.threads = 32 * (pieces <= tile_waves * resident ? pieces : resident);
   }
 #endif
   Kokkos::parallel_for(
@@ -1242,8 +1254,8 @@ inline void check_cuda(cudaError_t e, const char* what) {
   throw Error(Errc::device_error, std::string("kokkos backend: ") + what + ": " + cudaGetErrorString(e));
 }
 
-// The tile walk's queue (TileExpr::take_pieces): two counters in device memory, zero
-// between calls. One a context: its calls are ordered on its stream, so a call finds the
+// The tile walk's queue (TileExpr::take_pieces): queue_groups pairs of counters in device
+// memory, zero between calls. One a context: its calls are ordered on its stream, so a call finds the
 // counters as the last one left them; contexts on other streams run at the same time.
 // Zeroed on that stream and waited for: a context's stream does not wait for the legacy
 // default stream, where cudaMemset would go.
@@ -1253,8 +1265,8 @@ class WalkQueue {
     int was = 0;
     check_cuda(cudaGetDevice(&was), "cudaGetDevice");
     check_cuda(cudaSetDevice(device), "cudaSetDevice");
-    cudaError_t e = cudaMalloc(&counters_, 2 * sizeof(unsigned long long));
-    if (e == cudaSuccess) e = cudaMemsetAsync(counters_, 0, 2 * sizeof(unsigned long long), stream);
+    cudaError_t e = cudaMalloc(&counters_, bytes);
+    if (e == cudaSuccess) e = cudaMemsetAsync(counters_, 0, bytes, stream);
     if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
     cudaSetDevice(was);
     if (e != cudaSuccess) {
@@ -1268,6 +1280,7 @@ class WalkQueue {
   WalkQueue(const WalkQueue&) = delete;
   WalkQueue& operator=(const WalkQueue&) = delete;
   unsigned long long* counters() const { return counters_; }
+  static constexpr std::size_t bytes = sizeof(unsigned long long) * queue_groups * queue_stride;
 
  private:
   unsigned long long* counters_ = nullptr;

@@ -351,19 +351,22 @@ TEST_F(KokkosExprLanes, OneAndTwoRegisterFiles) {
 
 #if defined(KOKKOS_ENABLE_CUDA)
 bool queue_empty(const detail::kokkos::WalkQueue& queue) {
-  unsigned long long counters[2] = {1, 1};
-  if (cudaMemcpy(counters, queue.counters(), sizeof counters, cudaMemcpyDeviceToHost) != cudaSuccess) {
+  std::vector<unsigned long long> counters(detail::kokkos::WalkQueue::bytes / sizeof(unsigned long long), 1);
+  if (cudaMemcpy(counters.data(), queue.counters(), detail::kokkos::WalkQueue::bytes, cudaMemcpyDeviceToHost) !=
+      cudaSuccess) {
     cudaGetLastError();
     return false;
   }
-  return counters[0] == 0 && counters[1] == 0;
+  for (unsigned long long c : counters)
+    if (c != 0) return false;
+  return true;
 }
 
 // The walks on the GPU of a Cuda build: random programs in the chosen shape and with the tile
 // walk asked for, and files of one and two registers at the edges (head, tail, unaligned
 // operands, a few threads or the default grid), bit for bit against the scalar backend, each
-// call checked to take the walk the rules name. The tile walk takes its queue where the grid
-// is smaller than the array's shares (here: 3 threads asked for), fixed shares otherwise;
+// call checked to take the walk the rules name. The tile walk's warps take pieces from its
+// queue where there are more than a few pieces a warp (here: where 3 threads are asked for);
 // the queue's counters are back at zero after every call. bench/cuda/expr_check.sh runs this
 // test under compute-sanitizer's memcheck and racecheck (the tile and staged walks use
 // shared memory).
