@@ -1018,32 +1018,34 @@ struct TileExpr {
 #if defined(KOKKOS_ENABLE_CUDA)
   // Piece c of the array is the units [c*32*U, (c+1)*32*U); lane l walks its groups
   // c*32*U + u*32 + l (a warp's 16-byte loads of group u side by side). Warp w walks piece w;
-  // where there are more pieces than warps, the rest is cut into queue_groups ranges, and
-  // the warps of group w % queue_groups take tile_grab pieces at a time from their range's
-  // counter until an atomic finds it gone, then count themselves done; the group's last warp
-  // done sets both counters to zero for the next call on the stream. The fences order each
-  // warp's last atomic on the pieces before its count, and the last count before the reset.
+  // where there are more pieces than warps, the warps of group w % G (G = queue_groups, or
+  // fewer where there are fewer warps) take the pieces after the first round whose number
+  // is congruent to theirs modulo G, tile_grab at a time (the groups take their turns in one
+  // window of the array), from their group's counter until an atomic finds them gone, then
+  // count themselves done; the group's last warp done sets both counters to zero for the next
+  // call on the stream. The fences order each warp's last atomic on the pieces before its
+  // count, and the last count before the reset.
   template <class Walk>
   __device__ void take_pieces(std::int64_t t, std::int64_t units, const Walk& walk) const {
     const int lane = static_cast<int>(t % 32);
     const std::int64_t warp = t / 32, warps = threads / 32, pieces = (units + 32 * U - 1) / (32 * U);
-    const std::int64_t group = warp % queue_groups, per = (pieces - warps + queue_groups - 1) / queue_groups;
-    const std::int64_t begin = warps + group * per, end = begin + per < pieces ? begin + per : pieces;
+    const std::int64_t groups_used = warps < queue_groups ? warps : queue_groups, group = warp % groups_used;
     unsigned long long* const counters = queue + group * queue_stride;  // pieces taken, warps done
-    // One call of the walk (inlined once: a second one spilled registers): pieces [c, stop).
-    std::int64_t c = warp, stop = warp + 1 < pieces ? warp + 1 : pieces;
+    // One call of the walk (inlined once: a second one spilled registers): pieces c, c + step, ... < stop.
+    std::int64_t c = warp, step = 1, stop = warp + 1 < pieces ? warp + 1 : pieces;
     for (;;) {
-      for (; c < stop; ++c) walk(lanes::groups_at<G, U>(*this, c * 32 * U + lane, 32));
+      for (; c < stop; c += step) walk(lanes::groups_at<G, U>(*this, c * 32 * U + lane, 32));
       if (pieces <= warps) return;  // nothing left for the queue
       unsigned long long first = 0;
       if (lane == 0) first = atomicAdd(&counters[0], static_cast<unsigned long long>(tile_grab));
-      c = begin + static_cast<std::int64_t>(__shfl_sync(0xffffffffu, first, 0));
-      if (c >= end) break;
-      stop = c + tile_grab < end ? c + tile_grab : end;
+      c = warps + static_cast<std::int64_t>(__shfl_sync(0xffffffffu, first, 0)) * groups_used + group;
+      if (c >= pieces) break;
+      step = groups_used;
+      stop = c + tile_grab * groups_used < pieces ? c + tile_grab * groups_used : pieces;
     }
     if (lane == 0) {
       __threadfence();
-      const auto members = static_cast<unsigned long long>((warps - group + queue_groups - 1) / queue_groups);
+      const auto members = static_cast<unsigned long long>((warps - group + groups_used - 1) / groups_used);
       if (atomicAdd(&counters[1], 1ull) == members - 1) {
         __threadfence();
         counters[0] = 0, counters[1] = 0;
