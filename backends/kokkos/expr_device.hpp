@@ -869,23 +869,22 @@ struct LaneExpr {
 #define EW_KOKKOS_TILE_GROUPS 4
 #endif
 inline constexpr int tile_groups = EW_KOKKOS_TILE_GROUPS;
-// How the tile walk's warps share a large array on Cuda: as they come (TileExpr::take_pieces),
-// a piece of 32 threads' U groups (2 KiB of each input) after another, `tile_grab` pieces to
-// an atomic (2 the one count measured, not compared with 1 or 4). With a fixed share a
-// thread, as first built, the warps that an SM's scheduler favours ran out of work first and
-// left the rest fewer warps to hide their latencies behind: 26.5 of the 32 resident warps
+// How the tile walk's warps share a large array on Cuda (TileExpr<T, R, true>): as they come
+// (take_pieces), a piece of 32 threads' U groups (2 KiB of each input) after another,
+// `tile_grab` pieces to an atomic (2 the one count measured, not compared with 1 or 4). With
+// a fixed share a thread, the warps that an SM's scheduler favours run out of work first and
+// leave the rest fewer warps to hide their latencies behind: 26.5 of the 32 resident warps
 // active on average and no warp ready in 27 % of the cycles (ncu, silu f32 at 2^26, H200);
-// taken as they come, 31.4 and 20 %, and silu at 2^26 0.83 -> 0.89-0.91 of cuda in f32,
-// 0.66-0.73 -> 0.75-0.79 in f64 (bench/cuda/results/h200-2026-11-27-tile-queue). Sharing a
-// block's work among its warps alone changed nothing: whole blocks ran out early.
+// taken as they come, 31.4 and 20 %, and silu 0.80-0.84 -> 0.83-0.92 of cuda in f32 and
+// 0.65-0.74 -> 0.72-0.80 in f64 at 2^24..2^28 (bench/cuda/results/h200-2026-11-27-tile-queue).
+// Sharing a block's work among its warps alone changed nothing: whole blocks ran out early.
 inline constexpr int tile_grab = 2;
-// The queue's counters: queue_groups pairs, each on a 128-byte line of its own, so that the
-// warps' atomics go to as many places in L2 (on one address they wait for each other: a
-// queue with one pair, used from 2 pieces a warp up, read silu f32 at 2^22 0.51 of cuda
-// against fixed shares' 0.68). Below tile_waves pieces a resident warp the grid has a warp a
-// piece, as many waves as it takes, and no queue (the queue measured faster at 7.8 pieces a
-// warp, slower at 1.9; the bound between them is not measured).
-inline constexpr int queue_groups = 8, queue_stride = 16, tile_waves = 4;
+// ... from tile_queue_shares fixed shares a thread up. Below, the fixed shares (TileExpr<T, R,
+// false>): there the queue's atomics, all on one address, cost more than it balances (silu
+// f32 at 2^22, 1.9 shares a thread: 0.54 of cuda against 0.67; at 2^20 0.45 against 0.53; at
+// 2^24, 7.8 shares, 0.84 against 0.80). A warp a piece in a grid of several waves, and the
+// queue's atomics spread over 8 counters, both read 0.60 at 2^22 and lost at 2^24..2^28 too.
+inline constexpr int tile_queue_shares = 4;
 inline constexpr int tile_block = 128;  // threads a block (LaunchBounds), the words' stride
 // Resident blocks an SM asked for: 8 for floats (64 registers), 7 for doubles (72: at 64 the
 // double walk spilled 40 bytes and silu f64 read 0.64 of cuda against 0.71 at 6 blocks; 7
@@ -955,10 +954,11 @@ KOKKOS_FORCEINLINE_FUNCTION void tile_apply(TileWord* acc, int stride, const Til
 
 }  // namespace lanes
 
-template <class T, int R>
+template <class T, int R, bool Queue>
 struct TileExpr {
   static constexpr int G = 16 / static_cast<int>(sizeof(T)), U = tile_groups;
   static constexpr int words = tile_words<R>;
+  static constexpr bool queued = Queue;
   static_assert(words * sizeof(TileWord) * tile_block <= (48 << 10), "a block's static shared memory is at most 48 KiB");
   static_assert(tile_blocks<T, R> >= 1, "the SM must hold a block of the walk");
   LaneInstr code[inline_instructions];
@@ -969,9 +969,7 @@ struct TileExpr {
   int count, inputs, outputs;
   std::int64_t head, groups, tail, threads;
   bool vector;
-  // The queue the warps take pieces of the array from (WalkQueue) on Cuda; on host spaces
-  // each thread walks its fixed share.
-  unsigned long long* queue;
+  unsigned long long* queue;  // the WalkQueue's counters (Queue: Cuda only)
 
   KOKKOS_INLINE_FUNCTION lanes::Groups<U> groups_at(std::int64_t first) const {
     return lanes::groups_at<G, U>(*this, first, threads);
@@ -1009,46 +1007,36 @@ struct TileExpr {
     };
     const std::int64_t units = groups + 2;
 #if defined(KOKKOS_ENABLE_CUDA) && defined(__CUDA_ARCH__)
-    take_pieces(t, units, walk);
-#else
-    for (std::int64_t first = t; first < units; first += threads * U) walk(groups_at(first));
+    if constexpr (Queue)
+      take_pieces(me % 32, units, walk);
+    else
 #endif
+      for (std::int64_t first = t; first < units; first += threads * U) walk(groups_at(first));
   }
 
 #if defined(KOKKOS_ENABLE_CUDA)
   // Piece c of the array is the units [c*32*U, (c+1)*32*U); lane l walks its groups
-  // c*32*U + u*32 + l (a warp's 16-byte loads of group u side by side). Warp w walks piece w;
-  // where there are more pieces than warps, the warps of group w % G (G = queue_groups, or
-  // fewer where there are fewer warps) take the pieces after the first round whose number
-  // is congruent to theirs modulo G, tile_grab at a time (the groups take their turns in one
-  // window of the array), from their group's counter until an atomic finds them gone, then
-  // count themselves done; the group's last warp done sets both counters to zero for the next
-  // call on the stream. The fences order each warp's last atomic on the pieces before its
-  // count, and the last count before the reset.
+  // c*32*U + u*32 + l (a warp's 16-byte loads of group u side by side). A warp takes
+  // tile_grab pieces at a time from queue[0] until an atomic finds them gone, then counts
+  // itself done in queue[1]; the last warp done sets both to zero for the next call on the
+  // stream. The fences order each warp's last atomic on queue[0] before its count, and the
+  // last count before the reset.
   template <class Walk>
-  __device__ void take_pieces(std::int64_t t, std::int64_t units, const Walk& walk) const {
-    const int lane = static_cast<int>(t % 32);
-    const std::int64_t warp = t / 32, warps = threads / 32, pieces = (units + 32 * U - 1) / (32 * U);
-    const std::int64_t groups_used = warps < queue_groups ? warps : queue_groups, group = warp % groups_used;
-    unsigned long long* const counters = queue + group * queue_stride;  // pieces taken, warps done
-    // One call of the walk (inlined once: a second one spilled registers): pieces c, c + step, ... < stop.
-    std::int64_t c = warp, step = 1, stop = warp + 1 < pieces ? warp + 1 : pieces;
+  __device__ void take_pieces(int lane, std::int64_t units, const Walk& walk) const {
+    const unsigned long long pieces = static_cast<unsigned long long>((units + 32 * U - 1) / (32 * U));
     for (;;) {
-      for (; c < stop; c += step) walk(lanes::groups_at<G, U>(*this, c * 32 * U + lane, 32));
-      if (pieces <= warps) return;  // nothing left for the queue
       unsigned long long first = 0;
-      if (lane == 0) first = atomicAdd(&counters[0], static_cast<unsigned long long>(tile_grab));
-      c = warps + static_cast<std::int64_t>(__shfl_sync(0xffffffffu, first, 0)) * groups_used + group;
-      if (c >= pieces) break;
-      step = groups_used;
-      stop = c + tile_grab * groups_used < pieces ? c + tile_grab * groups_used : pieces;
+      if (lane == 0) first = atomicAdd(&queue[0], static_cast<unsigned long long>(tile_grab));
+      first = __shfl_sync(0xffffffffu, first, 0);
+      if (first >= pieces) break;
+      for (unsigned long long c = first; c < first + tile_grab && c < pieces; ++c)
+        walk(lanes::groups_at<G, U>(*this, static_cast<std::int64_t>(c) * 32 * U + lane, 32));
     }
     if (lane == 0) {
       __threadfence();
-      const auto members = static_cast<unsigned long long>((warps - group + groups_used - 1) / groups_used);
-      if (atomicAdd(&counters[1], 1ull) == members - 1) {
+      if (atomicAdd(&queue[1], 1ull) == static_cast<unsigned long long>(threads / 32) - 1) {
         __threadfence();
-        counters[0] = 0, counters[1] = 0;
+        queue[0] = 0, queue[1] = 0;
       }
     }
   }
@@ -1226,27 +1214,31 @@ void run_lanes(const Exec& exec, const ExprCall& call, const DevicePlan& plan, c
 template <class T, int R, class Exec>
 void run_tiles(const Exec& exec, const ExprCall& call, const DevicePlan& plan, const LanePlan& walk,
                std::int64_t max_threads, [[maybe_unused]] unsigned long long* queue) {
-  using F = TileExpr<T, R>;
-  F f{};
-  fill_walk<T>(f, call, plan, walk);
   if (max_threads <= 0)
     max_threads = std::max<std::int64_t>(1, static_cast<std::int64_t>(exec.concurrency()) * tile_blocks<T, R> * tile_block / 2048);
-  const std::int64_t units = f.groups + 2;
-  f.threads = std::max<std::int64_t>(1, std::min<std::int64_t>((units + F::U - 1) / F::U, max_threads));
+  const auto launch = [&](auto f) {
+    using F = decltype(f);
+    fill_walk<T>(f, call, plan, walk);
+    const std::int64_t shares = (f.groups + 2 + F::U - 1) / F::U;
+    f.threads = std::max<std::int64_t>(1, std::min<std::int64_t>(shares, max_threads));
+    if constexpr (F::queued) {
+      f.queue = queue;
+      f.threads = (f.threads + 31) / 32 * 32;  // whole warps take the pieces
+    }
+    Kokkos::parallel_for(
+        "ew::expr (tiles)",
+        as_argument(Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>, Kokkos::LaunchBounds<tile_block, tile_blocks<T, R>>>(
+            exec, 0, f.threads)),
+        f);
+  };
 #if defined(KOKKOS_ENABLE_CUDA)
   if constexpr (std::is_same_v<Exec, Kokkos::Cuda>) {
     if (!queue) throw Error(Errc::internal, "kokkos backend: the tile walk on Cuda needs its context's queue");
-    f.queue = queue;
-    const std::int64_t pieces = (units + 32 * F::U - 1) / (32 * F::U);
-    const std::int64_t resident = std::max<std::int64_t>(1, max_threads / 32);  // warps of one wave
-    f.threads = 32 * (pieces <= tile_waves * resident ? pieces : resident);
+    const std::int64_t n = static_cast<std::int64_t>(call.n), per_share = TileExpr<T, R, true>::U * TileExpr<T, R, true>::G;
+    if ((n + per_share - 1) / per_share >= tile_queue_shares * max_threads) return launch(TileExpr<T, R, true>{});
   }
 #endif
-  Kokkos::parallel_for(
-      "ew::expr (tiles)",
-      as_argument(Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>, Kokkos::LaunchBounds<tile_block, tile_blocks<T, R>>>(
-          exec, 0, f.threads)),
-      f);
+  launch(TileExpr<T, R, false>{});
 }
 
 #if defined(KOKKOS_ENABLE_CUDA)
@@ -1256,8 +1248,8 @@ inline void check_cuda(cudaError_t e, const char* what) {
   throw Error(Errc::device_error, std::string("kokkos backend: ") + what + ": " + cudaGetErrorString(e));
 }
 
-// The tile walk's queue (TileExpr::take_pieces): queue_groups pairs of counters in device
-// memory, zero between calls. One a context: its calls are ordered on its stream, so a call finds the
+// The tile walk's queue (TileExpr::take_pieces): two counters in device memory, zero
+// between calls. One a context: its calls are ordered on its stream, so a call finds the
 // counters as the last one left them; contexts on other streams run at the same time.
 // Zeroed on that stream and waited for: a context's stream does not wait for the legacy
 // default stream, where cudaMemset would go.
@@ -1282,7 +1274,7 @@ class WalkQueue {
   WalkQueue(const WalkQueue&) = delete;
   WalkQueue& operator=(const WalkQueue&) = delete;
   unsigned long long* counters() const { return counters_; }
-  static constexpr std::size_t bytes = sizeof(unsigned long long) * queue_groups * queue_stride;
+  static constexpr std::size_t bytes = 2 * sizeof(unsigned long long);
 
  private:
   unsigned long long* counters_ = nullptr;
