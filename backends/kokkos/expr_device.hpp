@@ -875,7 +875,7 @@ inline constexpr int tile_groups = EW_KOKKOS_TILE_GROUPS;
 // a fixed share a thread, the warps that an SM's scheduler favours run out of work first and
 // leave the rest fewer warps to hide their latencies behind: 26.5 of the 32 resident warps
 // active on average and no warp ready in 27 % of the cycles (ncu, silu f32 at 2^26, H200);
-// taken as they come, 31.4 and 20 %, and silu 0.80-0.84 -> 0.83-0.92 of cuda in f32 and
+// taken as they come, 31.4 and 20 %, and silu 0.80-0.84 -> 0.83-0.93 of cuda in f32 and
 // 0.65-0.74 -> 0.72-0.80 in f64 at 2^24..2^28 (bench/cuda/results/h200-2026-11-27-tile-queue).
 // Sharing a block's work among its warps alone changed nothing: whole blocks ran out early.
 inline constexpr int tile_grab = 2;
@@ -1251,17 +1251,16 @@ inline void check_cuda(cudaError_t e, const char* what) {
 // The tile walk's queue (TileExpr::take_pieces): two counters in device memory, zero
 // between calls. One a context: its calls are ordered on its stream, so a call finds the
 // counters as the last one left them; contexts on other streams run at the same time.
-// Zeroed on that stream and waited for: a context's stream does not wait for the legacy
-// default stream, where cudaMemset would go.
+// Zeroed on that stream, before the walks that use it: a context's stream does not wait for
+// the legacy default stream, where cudaMemset would go.
 class WalkQueue {
  public:
   WalkQueue(int device, cudaStream_t stream) {
     int was = 0;
     check_cuda(cudaGetDevice(&was), "cudaGetDevice");
     check_cuda(cudaSetDevice(device), "cudaSetDevice");
-    cudaError_t e = cudaMalloc(&counters_, bytes);
-    if (e == cudaSuccess) e = cudaMemsetAsync(counters_, 0, bytes, stream);
-    if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
+    cudaError_t e = cudaMalloc(&counters_, 2 * sizeof(unsigned long long));
+    if (e == cudaSuccess) e = cudaMemsetAsync(counters_, 0, 2 * sizeof(unsigned long long), stream);
     cudaSetDevice(was);
     if (e != cudaSuccess) {
       if (counters_) cudaFree(counters_);
@@ -1274,8 +1273,7 @@ class WalkQueue {
   WalkQueue(const WalkQueue&) = delete;
   WalkQueue& operator=(const WalkQueue&) = delete;
   unsigned long long* counters() const { return counters_; }
-  static constexpr std::size_t bytes = 2 * sizeof(unsigned long long);
-
+  
  private:
   unsigned long long* counters_ = nullptr;
 };

@@ -108,15 +108,15 @@ TEST(KokkosBackend, RunsOnTheBorrowedStream) {
 
 // Two contexts walk a transcendental formula, each on its stream, without waiting for each
 // other (one-wave grids: the kernels overlap at their ends at least). Where the tile walk
-// runs by default (fast memory behind each SM), each context's warps take pieces from its
-// own queue: a queue shared between the streams would skip or repeat pieces. Both results
-// have the scalar backend's bits.
+// runs by default (fast memory behind each SM), 2^24 floats are 7.8 shares a thread, so each
+// context's warps take pieces from its own queue: a queue shared between the streams would
+// skip or repeat pieces. Both results have the scalar backend's bits.
 TEST(KokkosBackend, TwoContextsWalkAtOnce) {
   EW_SKIP_IF_UNUSABLE(Backend::kokkos);
   Context one(Backend::kokkos), two(Backend::kokkos), scalar(Backend::scalar);
   const Expr x = input<float>(0);
   const Kernel silu = compile({x * sigmoid(x)});
-  const std::size_t n = (std::size_t(1) << 22) + 5;
+  const std::size_t n = (std::size_t(1) << 24) + 5;
   const std::vector<float> a = random_vector<float>(n), b = random_vector<float>(n);
   std::vector<float> want_a(n, poison<float>()), want_b(n, poison<float>());
   silu(scalar, {Span<const float>(a.data(), n)}, {Span<float>(want_a.data(), n)});
