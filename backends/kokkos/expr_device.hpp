@@ -732,6 +732,7 @@ bool staged_on(const Exec& exec) {
 // ... U at a time: a grid-stride loop over a grid sized to what the device holds.
 template <class T, int U, int R, bool Staged = false>
 struct LaneExpr {
+  using value_type = T;
   static constexpr int G = lanes::Lanes<T, U>::G;
   LaneInstr code[inline_instructions];  // after the inputs
   std::uint16_t out_reg[max_expr_outputs];
@@ -954,8 +955,17 @@ KOKKOS_FORCEINLINE_FUNCTION void tile_apply(TileWord* acc, int stride, const Til
 
 }  // namespace lanes
 
+// The queued kernel's counters (TileExpr<T, R, true>); the fixed-share kernel has none.
+template <bool Queue>
+struct TileQueue {
+  unsigned long long* queue;  // the WalkQueue's counters (Cuda only)
+};
+template <>
+struct TileQueue<false> {};
+
 template <class T, int R, bool Queue>
-struct TileExpr {
+struct TileExpr : TileQueue<Queue> {
+  using value_type = T;
   static constexpr int G = 16 / static_cast<int>(sizeof(T)), U = tile_groups;
   static constexpr int words = tile_words<R>;
   static constexpr bool queued = Queue;
@@ -969,7 +979,6 @@ struct TileExpr {
   int count, inputs, outputs;
   std::int64_t head, groups, tail, threads;
   bool vector;
-  unsigned long long* queue;  // the WalkQueue's counters (Queue: Cuda only)
 
   KOKKOS_INLINE_FUNCTION lanes::Groups<U> groups_at(std::int64_t first) const {
     return lanes::groups_at<G, U>(*this, first, threads);
@@ -1026,7 +1035,7 @@ struct TileExpr {
     const unsigned long long pieces = static_cast<unsigned long long>((units + 32 * U - 1) / (32 * U));
     for (;;) {
       unsigned long long first = 0;
-      if (lane == 0) first = atomicAdd(&queue[0], static_cast<unsigned long long>(tile_grab));
+      if (lane == 0) first = atomicAdd(&this->queue[0], static_cast<unsigned long long>(tile_grab));
       first = __shfl_sync(0xffffffffu, first, 0);
       if (first >= pieces) break;
       for (unsigned long long c = first; c < first + tile_grab && c < pieces; ++c)
@@ -1034,9 +1043,9 @@ struct TileExpr {
     }
     if (lane == 0) {
       __threadfence();
-      if (atomicAdd(&queue[1], 1ull) == static_cast<unsigned long long>(threads / 32) - 1) {
+      if (atomicAdd(&this->queue[1], 1ull) == static_cast<unsigned long long>(threads / 32) - 1) {
         __threadfence();
-        queue[0] = 0, queue[1] = 0;
+        this->queue[0] = 0, this->queue[1] = 0;
       }
     }
   }
@@ -1158,9 +1167,24 @@ inline constexpr int one_register_blocks = EW_KOKKOS_ONE_REGISTER_BLOCKS;
 inline constexpr int two_register_groups = EW_KOKKOS_TWO_REGISTER_GROUPS;
 inline constexpr int two_register_blocks = EW_KOKKOS_TWO_REGISTER_BLOCKS;
 
+// Where a walk's elements lie: `head` elements before output 0's first 16-byte boundary, then
+// `groups` whole groups of G, then `tail` elements.
+struct WalkRange {
+  std::int64_t head, groups, tail;
+};
+template <class T, int G>
+WalkRange walk_range(const ExprCall& call) {
+  const std::int64_t n = static_cast<std::int64_t>(call.n);
+  const std::uintptr_t out0 = reinterpret_cast<std::uintptr_t>(call.outputs[0]);
+  const std::int64_t head = std::min<std::int64_t>(n, static_cast<std::int64_t>((16 - out0 % 16) % 16 / sizeof(T)));
+  const std::int64_t groups = (n - head) / G;
+  return {head, groups, n - head - groups * G};
+}
+
 // The program, operands and range of a walk's functor (LaneExpr, TileExpr) for `call`.
-template <class T, class F>
+template <class F>
 void fill_walk(F& f, const ExprCall& call, const DevicePlan& plan, const LanePlan& walk) {
+  using T = typename F::value_type;
   std::copy(walk.code.begin(), walk.code.end(), f.code);
   std::copy(walk.out_reg, walk.out_reg + walk.outputs, f.out_reg);
   std::copy(walk.out_acc, walk.out_acc + walk.outputs, f.out_acc);
@@ -1168,11 +1192,8 @@ void fill_walk(F& f, const ExprCall& call, const DevicePlan& plan, const LanePla
   for (int k = 0; k < plan.outputs; ++k) f.out[k] = static_cast<T*>(call.outputs[k]);
   f.count = static_cast<int>(walk.code.size());
   f.inputs = plan.leading_inputs, f.outputs = plan.outputs;
-  const std::int64_t n = static_cast<std::int64_t>(call.n);
-  const std::uintptr_t out0 = reinterpret_cast<std::uintptr_t>(call.outputs[0]);
-  f.head = std::min<std::int64_t>(n, static_cast<std::int64_t>((16 - out0 % 16) % 16 / sizeof(T)));
-  f.groups = (n - f.head) / F::G;
-  f.tail = n - f.head - f.groups * F::G;
+  const WalkRange range = walk_range<T, F::G>(call);
+  f.head = range.head, f.groups = range.groups, f.tail = range.tail;
   const auto aligned = [&](const void* p) {
     return (reinterpret_cast<std::uintptr_t>(p) + static_cast<std::uintptr_t>(f.head) * sizeof(T)) % 16 == 0;
   };
@@ -1189,7 +1210,7 @@ void run_lanes(const Exec& exec, const ExprCall& call, const DevicePlan& plan, c
   static_assert(!Staged || stageable<T, R>, "only float files of two registers are staged");
   using F = LaneExpr<T, U, R, Staged>;
   F f{};
-  fill_walk<T>(f, call, plan, walk);
+  fill_walk(f, call, plan, walk);
   // Blocks of 256 threads resident per SM: 2 at up to 128 registers a thread; 3 (at most 85)
   // for the one-group walk on a small file (doubles: a group is two elements), for the
   // one-register file (78-80 registers) and the staged two-register float file (70); the
@@ -1216,10 +1237,12 @@ void run_tiles(const Exec& exec, const ExprCall& call, const DevicePlan& plan, c
                std::int64_t max_threads, [[maybe_unused]] unsigned long long* queue) {
   if (max_threads <= 0)
     max_threads = std::max<std::int64_t>(1, static_cast<std::int64_t>(exec.concurrency()) * tile_blocks<T, R> * tile_block / 2048);
+  // A thread's share is U of the walk's units (the head, each whole group, the tail).
+  using Fixed = TileExpr<T, R, false>;
+  const std::int64_t shares = (walk_range<T, Fixed::G>(call).groups + 2 + Fixed::U - 1) / Fixed::U;
   const auto launch = [&](auto f) {
     using F = decltype(f);
-    fill_walk<T>(f, call, plan, walk);
-    const std::int64_t shares = (f.groups + 2 + F::U - 1) / F::U;
+    fill_walk(f, call, plan, walk);
     f.threads = std::max<std::int64_t>(1, std::min<std::int64_t>(shares, max_threads));
     if constexpr (F::queued) {
       f.queue = queue;
@@ -1234,11 +1257,10 @@ void run_tiles(const Exec& exec, const ExprCall& call, const DevicePlan& plan, c
 #if defined(KOKKOS_ENABLE_CUDA)
   if constexpr (std::is_same_v<Exec, Kokkos::Cuda>) {
     if (!queue) throw Error(Errc::internal, "kokkos backend: the tile walk on Cuda needs its context's queue");
-    const std::int64_t n = static_cast<std::int64_t>(call.n), per_share = TileExpr<T, R, true>::U * TileExpr<T, R, true>::G;
-    if ((n + per_share - 1) / per_share >= tile_queue_shares * max_threads) return launch(TileExpr<T, R, true>{});
+    if (shares >= tile_queue_shares * max_threads) return launch(TileExpr<T, R, true>{});
   }
 #endif
-  launch(TileExpr<T, R, false>{});
+  launch(Fixed{});
 }
 
 #if defined(KOKKOS_ENABLE_CUDA)

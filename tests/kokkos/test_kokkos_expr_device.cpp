@@ -410,7 +410,21 @@ TEST_F(KokkosExprLanes, WalksOnTheGpu) {
     }
   }
   EXPECT_GT(lane_cases, 0);
-  if (detail::kokkos::tiles_run_on(Gpu())) EXPECT_GT(tile_cases, 0);
+  if (detail::kokkos::tiles_run_on(Gpu())) {
+    EXPECT_GT(tile_cases, 0);
+    // Without a context's queue the tile walk on Cuda refuses rather than walk with none.
+    const Expr a = input(0, DType::f32);
+    GeneratedCase g;
+    g.input_dtype = {DType::f32};
+    g.outputs = {a * sigmoid(a)};
+    ExprGenerator gen(rng()());
+    try {
+      walk_and_compare<Gpu>(g, 70001, gen.engine(), DeviceShape::tiles, 0, false, nullptr);
+      ADD_FAILURE() << "the tile walk ran without a queue";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), Errc::internal) << e.what();
+    }
+  }
 }
 #endif
 
