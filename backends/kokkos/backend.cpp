@@ -141,7 +141,7 @@ class KokkosBackend final : public BackendImpl {
 
   ReduceResult run_reduce(const ReduceCall& call) override {
     ReduceResult r;
-    guarded("parallel_for", [&] { r = kokkos::run_reduce(exec_, call); });
+    guarded("parallel_for", [&] { r = kokkos::run_reduce(exec_, call, reduce_scratch_); });
     return r;
   }
 
@@ -204,6 +204,7 @@ class KokkosBackend final : public BackendImpl {
 #ifdef KOKKOS_ENABLE_CUDA
   WalkQueue queue_;  // after exec_, whose device it is made on; used on the context's stream alone
 #endif
+  kokkos::ReduceScratch reduce_scratch_;  // the reductions' (on Cuda), used on the context's stream alone
 };
 
 Probe probe() {

@@ -49,6 +49,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "cuda_check.hpp"
 #include "ew/error.hpp"
 #include "ew_internal/backend_impl.hpp"
 #include "ew_internal/element_eval.hpp"
@@ -1264,12 +1265,6 @@ void run_tiles(const Exec& exec, const ExprCall& call, const DevicePlan& plan, c
 }
 
 #if defined(KOKKOS_ENABLE_CUDA)
-inline void check_cuda(cudaError_t e, const char* what) {
-  if (e == cudaSuccess) return;
-  cudaGetLastError();  // clear a non-sticky error so the next call is not blamed for it
-  throw Error(Errc::device_error, std::string("kokkos backend: ") + what + ": " + cudaGetErrorString(e));
-}
-
 // The tile walk's queue (TileExpr::take_pieces): two counters in device memory, zero
 // between calls. One a context: its calls are ordered on its stream, so a call finds the
 // counters as the last one left them; contexts on other streams run at the same time.

@@ -1,14 +1,30 @@
 #pragma once
-// Reductions on any Kokkos execution space: one parallel_for over the plan's blocks
-// (ew_internal/reduce_plan.hpp), each block by the plan's reference code, its partials
-// into a view; then the partials, copied to the host, combined by the plan's tree. The
-// bits are the scalar backend's by construction. One thread per block is the simplest
-// shape that is exact on every space; on a GPU it reads memory with a stride between
-// threads, far from the cuda backend's speed.
+// Reductions on any Kokkos execution space, by the plan's tree (ew_internal/reduce_plan.hpp):
+// the bits are the scalar backend's by construction.
+//
+// Host spaces: one parallel_for over the plan's blocks, each block by the plan's reference
+// code, its partials into a view, combined on the host by the plan's tree.
+//
+// Cuda, the sums (sum, asum, dot, norm2): one thread a block read memory 8 KiB apart from
+// its neighbours (far from the bus's speed). There a warp takes a plan block at a time:
+// lane j adds the block's plan lane j (its elements j, j + 32, ... in order), so that the
+// warp reads each row of 32 elements in one coalesced access, 16 rows loaded before their
+// adds; the lane tree by xor shuffles (a butterfly over aligned lane pairs: both lanes of a
+// pair add the same two values, so every lane ends with the canonical tree's node, and
+// lane 0 writes the block's partials). A second launch folds aligned runs of 32 partials
+// the same way into their tree nodes, past the array's end a left node standing alone as
+// the canonical tree has it; the host combines the runs' nodes by the tree (every aligned
+// power-of-two run of blocks is a node of it: the same root). min/max take the block walk.
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <cstdint>
+#include <string>
+#include <type_traits>
+#include <vector>
 
+#include "cuda_check.hpp"
+#include "ew/error.hpp"
 #include "ew_internal/backend_impl.hpp"
 
 namespace ew::detail::kokkos {
@@ -55,13 +71,194 @@ ReduceResult run_reduce_typed(const Exec& exec, const ReduceCall& c) {
   return {plan::finish_partials(kind, f64, host.data(), static_cast<std::size_t>(blocks)), 0};
 }
 
+#if defined(KOKKOS_ENABLE_CUDA)
+// Device memory that a context's reductions reuse (an allocation would wait for the device
+// every call): the blocks' partials, then the runs' nodes, grown as calls need (cudaMalloc,
+// not a View: a context may outlive Kokkos::finalize); the nodes' host copy.
+class ReduceScratch {
+ public:
+  ReduceScratch() = default;
+  ReduceScratch(const ReduceScratch&) = delete;
+  ReduceScratch& operator=(const ReduceScratch&) = delete;
+  ~ReduceScratch() {
+    if (device_ && cudaFree(device_) != cudaSuccess) cudaGetLastError();
+  }
+  // At least `doubles` doubles on device `device_id` (the context's).
+  double* device(std::size_t doubles, int device_id) {
+    if (doubles > capacity_) {
+      if (device_ && cudaFree(device_) != cudaSuccess) cudaGetLastError();
+      device_ = nullptr, capacity_ = 0;
+      int was = 0;
+      check_cuda(cudaGetDevice(&was), "cudaGetDevice");
+      check_cuda(cudaSetDevice(device_id), "cudaSetDevice");
+      void* p = nullptr;
+      const cudaError_t e = cudaMalloc(&p, doubles * sizeof(double));
+      cudaSetDevice(was);
+      if (e != cudaSuccess) {
+        cudaGetLastError();
+        throw Error(Errc::out_of_memory, "kokkos backend: " + std::to_string(doubles * sizeof(double)) +
+                                             " bytes of device memory for a reduction's partials: " + cudaGetErrorString(e));
+      }
+      device_ = static_cast<double*>(p), capacity_ = doubles;
+    }
+    return device_;
+  }
+  std::vector<double> host;
+
+ private:
+  double* device_ = nullptr;
+  std::size_t capacity_ = 0;
+};
+
+constexpr int warp_lanes = 32;
+static_assert(warp_lanes == plan::lanes, "a warp's lanes are the plan's lanes");
+constexpr int rows_ahead = 16;  // rows a lane loads before it adds them
+
+// Block b's partials (w of them), a warp each, warps in grid-stride order over the blocks.
+template <plan::Kind K, class T>
+struct WarpBlocks {
+  static constexpr int w = K == plan::Kind::norm2 && sizeof(T) == 8 ? 3 : 1;
+  const T* x;
+  const T* y;
+  std::size_t n, blocks;
+  std::int64_t warps;
+  double* partials;
+
+  KOKKOS_FORCEINLINE_FUNCTION static void add_term(double* acc, double v, double u) {
+    if constexpr (K == plan::Kind::sum) acc[0] = plan::add(acc[0], plan::term_sum(v));
+    else if constexpr (K == plan::Kind::asum) acc[0] = plan::add(acc[0], plan::term_asum(v));
+    else if constexpr (K == plan::Kind::dot) acc[0] = plan::add(acc[0], plan::term_dot(v, u));
+    else if constexpr (w == 1) acc[0] = plan::add(acc[0], plan::term_square(v));
+    else {  // every accumulator adds, +0 to the other two, as reference_partials does
+      const int cls = plan::norm2_class(v);
+      for (int c = 0; c < 3; ++c) acc[c] = plan::add(acc[c], cls == c ? plan::norm2_term(v, c) : 0.0);
+    }
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t t) const {
+#if defined(__CUDA_ARCH__)
+    const int lane = static_cast<int>(t % warp_lanes);
+    constexpr int rows = static_cast<int>(plan::block_elements) / warp_lanes;
+    for (std::size_t b = static_cast<std::size_t>(t / warp_lanes); b < blocks; b += static_cast<std::size_t>(warps)) {
+      const std::size_t begin = b * plan::block_elements;
+      const std::size_t count = n - begin < plan::block_elements ? n - begin : plan::block_elements;
+      const T* xb = x + begin + lane;
+      const T* yb = K == plan::Kind::dot ? y + begin + lane : nullptr;
+      double acc[3] = {0.0, 0.0, 0.0};
+      if (count == plan::block_elements) {
+        for (int r0 = 0; r0 < rows; r0 += rows_ahead) {
+          T v[rows_ahead], u[rows_ahead];
+#pragma unroll
+          for (int k = 0; k < rows_ahead; ++k) {
+            v[k] = xb[(r0 + k) * warp_lanes];
+            if constexpr (K == plan::Kind::dot) u[k] = yb[(r0 + k) * warp_lanes];
+          }
+#pragma unroll
+          for (int k = 0; k < rows_ahead; ++k)
+            add_term(acc, static_cast<double>(v[k]), K == plan::Kind::dot ? static_cast<double>(u[k]) : 0.0);
+        }
+      } else {
+        for (std::size_t i = static_cast<std::size_t>(lane); i < count; i += warp_lanes)
+          add_term(acc, static_cast<double>(x[begin + i]), K == plan::Kind::dot ? static_cast<double>(y[begin + i]) : 0.0);
+      }
+      for (int c = 0; c < w; ++c)
+        for (int s = 1; s < warp_lanes; s <<= 1) acc[c] = plan::add(acc[c], __shfl_xor_sync(0xffffffffu, acc[c], s));
+      if (lane == 0)
+        for (int c = 0; c < w; ++c) partials[b * w + c] = acc[c];
+    }
+#else
+    (void)t;
+#endif
+  }
+};
+
+// The node of each aligned run of 32 partials, a warp a run.
+struct WarpRuns {
+  const double* partials;
+  double* nodes;
+  std::size_t blocks, runs;
+  std::int64_t warps;
+  int w;
+
+  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t t) const {
+#if defined(__CUDA_ARCH__)
+    const int lane = static_cast<int>(t % warp_lanes);
+    for (std::size_t r = static_cast<std::size_t>(t / warp_lanes); r < runs; r += static_cast<std::size_t>(warps)) {
+      const std::size_t i = r * warp_lanes + lane;
+      for (int c = 0; c < w; ++c) {
+        bool present = i < blocks;
+        double v = present ? partials[i * w + c] : 0.0;
+        for (int s = 1; s < warp_lanes; s <<= 1) {
+          const double other = __shfl_xor_sync(0xffffffffu, v, s);
+          const bool other_present = __shfl_xor_sync(0xffffffffu, present ? 1 : 0, s) != 0;
+          const bool left = (lane & s) == 0;
+          const double l = left ? v : other, right = left ? other : v;
+          // A cut range's right child may cover nothing: the left node then stands alone.
+          v = (left ? other_present : present) ? plan::add(l, right) : l;
+          present = left ? present : other_present;
+        }
+        if (lane == 0) nodes[r * w + c] = v;
+      }
+    }
+#else
+    (void)t;
+#endif
+  }
+};
+
+template <plan::Kind K, class T>
+ReduceResult run_sum_on_warps(const Kokkos::Cuda& exec, const ReduceCall& c, ReduceScratch& scratch) {
+  using Policy = Kokkos::RangePolicy<Kokkos::Cuda, Kokkos::IndexType<std::int64_t>, Kokkos::LaunchBounds<256>>;
+  constexpr int w = WarpBlocks<K, T>::w;
+  const std::size_t blocks = plan::block_count(c.n), runs = (blocks + warp_lanes - 1) / warp_lanes;
+  double* const partials = scratch.device((blocks + runs) * w, exec.cuda_device());
+  double* const nodes = partials + blocks * w;
+  // A grid of what stays resident (every thread slot of the device), whole warps.
+  const std::int64_t resident_warps = std::max<std::int64_t>(1, static_cast<std::int64_t>(exec.concurrency()) / warp_lanes);
+  const std::int64_t block_warps = std::min<std::int64_t>(static_cast<std::int64_t>(blocks), resident_warps);
+  const WarpBlocks<K, T> walk{static_cast<const T*>(c.x), static_cast<const T*>(c.y), c.n, blocks, block_warps,
+                              partials};
+  Kokkos::parallel_for("ew::reduce blocks", Policy(exec, 0, block_warps * warp_lanes), walk);
+  const std::int64_t run_warps = std::min<std::int64_t>(static_cast<std::int64_t>(runs), resident_warps);
+  const WarpRuns fold{partials, nodes, blocks, runs, run_warps, w};
+  Kokkos::parallel_for("ew::reduce runs", Policy(exec, 0, run_warps * warp_lanes), fold);
+  scratch.host.resize(runs * w);
+  check_cuda(cudaMemcpyAsync(scratch.host.data(), nodes, runs * w * sizeof(double), cudaMemcpyDeviceToHost, exec.cuda_stream()),
+             "cudaMemcpyAsync of a reduction's nodes");
+  check_cuda(cudaStreamSynchronize(exec.cuda_stream()), "cudaStreamSynchronize");
+  if (c.node) return {plan::pair_tree(scratch.host.data(), runs), 0};
+  return {plan::finish_partials(c.kind, sizeof(T) == 8, scratch.host.data(), runs), 0};
+}
+
+template <class T>
+ReduceResult run_reduce_typed(const Kokkos::Cuda& exec, const ReduceCall& c, ReduceScratch& scratch) {
+  switch (c.kind) {
+    case plan::Kind::sum: return run_sum_on_warps<plan::Kind::sum, T>(exec, c, scratch);
+    case plan::Kind::asum: return run_sum_on_warps<plan::Kind::asum, T>(exec, c, scratch);
+    case plan::Kind::dot: return run_sum_on_warps<plan::Kind::dot, T>(exec, c, scratch);
+    case plan::Kind::norm2: return run_sum_on_warps<plan::Kind::norm2, T>(exec, c, scratch);
+    default: return run_reduce_typed<T>(exec, c);  // min/max
+  }
+}
+#else
+struct ReduceScratch {};  // host spaces: each call's views
+#endif
+
+// `scratch`: the context's, which the sums use on Cuda.
 template <class Exec>
-ReduceResult run_reduce(const Exec& exec, const ReduceCall& c) {
+ReduceResult run_reduce(const Exec& exec, const ReduceCall& c, [[maybe_unused]] ReduceScratch& scratch) {
+  const auto typed = [&](auto tag) {
+    using T = decltype(tag);
+#if defined(KOKKOS_ENABLE_CUDA)
+    if constexpr (std::is_same_v<Exec, Kokkos::Cuda>) return run_reduce_typed<T>(exec, c, scratch);
+#endif
+    return run_reduce_typed<T>(exec, c);
+  };
   switch (c.dtype) {
-    case DType::f32: return run_reduce_typed<float>(exec, c);
-    case DType::f16: return run_reduce_typed<half>(exec, c);
-    case DType::bf16: return run_reduce_typed<bfloat16>(exec, c);
-    default: return run_reduce_typed<double>(exec, c);
+    case DType::f32: return typed(float{});
+    case DType::f16: return typed(half{});
+    case DType::bf16: return typed(bfloat16{});
+    default: return typed(double{});
   }
 }
 

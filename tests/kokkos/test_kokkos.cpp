@@ -1,12 +1,15 @@
 // The Kokkos backend's own edges: sizes and offsets around the device kernel's tiles
 // (2048 floats or 1024 doubles per 128 iterations), the host kernel's chunks and its
 // streaming-store threshold (1 MiB of output); what the probe reports; options
-// Kokkos cannot honour; memory the execution space cannot reach; and, on Cuda, the
-// context's stream.
+// Kokkos cannot honour; memory the execution space cannot reach; on Cuda, the context's
+// stream; the reductions in the space's own memory (on Cuda, the warps' kernels).
 #include <Kokkos_Core.hpp>
 
+#include <cmath>
+#include <limits>
 #include <tuple>
 
+#include "reduce/reduce_support.hpp"
 #include "test_support.hpp"
 
 namespace ew::test {
@@ -41,6 +44,48 @@ INSTANTIATE_TEST_SUITE_P(Boundaries, KokkosOps,
                          testing::Combine(testing::ValuesIn(ops), testing::Values(DType::f32, DType::f64),
                                           testing::ValuesIn(sizes), testing::Range(0, offset_set_count)),
                          name);
+
+// Every reduction bit for bit against the scalar backend in the space's own memory: on Cuda
+// a warp a plan block and runs of 32 blocks folded by shuffles, so sizes around blocks and
+// runs (a last run cut short, its lone left nodes), offsets 0 and 3, data that cancels,
+// values in each of Blue's ranges for the f64 2-norm, NaN and infinities.
+template <class T>
+void reductions_match_scalar(std::vector<T> xs, const std::vector<T>& ys, const char* what) {
+  Context ctx(Backend::kokkos), ref(Backend::scalar);
+  constexpr std::size_t run = 32 * B;
+  const std::size_t ns[] = {1, 31, 33, B - 1, B, B + 1, 31 * B + 5, run - 1, run, run + 1, 33 * B, 63 * B + 7, 64 * B,
+                            3 * run + B + 3, (std::size_t(1) << 22) + 3};
+  Operand<T> x{std::move(xs), nullptr}, y{ys, nullptr};
+  for (std::size_t n : ns)
+    for (std::size_t off : {std::size_t(0), std::size_t(3)})
+      for (Red r : all_reds) {
+        const Got<T> want = reduce<T>(ref, r, Span<const T>(x.host.data() + off, n), Span<const T>(y.host.data() + off, n));
+        const Got<T> got = reduce<T>(ctx, r, x.span(ctx, off, n), y.span(ctx, off, n));
+        ASSERT_TRUE(got == want) << what << ": " << name(r) << " " << to_string(dtype_v<T>) << " n=" << n << " offset "
+                                 << off << ": " << show(got) << ", scalar " << show(want);
+      }
+}
+
+TEST(KokkosBackend, ReductionsMatchScalarBitForBit) {
+  EW_SKIP_IF_UNUSABLE(Backend::kokkos);
+  const std::size_t total = (std::size_t(1) << 22) + 8;
+  reductions_match_scalar<float>(cancelling_vector<float>(total), random_vector<float>(total), "cancelling");
+  reductions_match_scalar<double>(cancelling_vector<double>(total), random_vector<double>(total), "cancelling");
+  reductions_match_scalar<half>(cancelling_vector<half>(total), random_vector<half>(total), "cancelling");
+  reductions_match_scalar<bfloat16>(cancelling_vector<bfloat16>(total), random_vector<bfloat16>(total), "cancelling");
+  // Blue's three ranges in one array, then NaN and infinities scattered over blocks and runs.
+  std::vector<double> ranges = random_vector<double>(total);
+  for (std::size_t i = 0; i < total; i += 3) ranges[i] *= (i / 3) % 2 ? 1e200 : 1e-200;
+  reductions_match_scalar<double>(ranges, random_vector<double>(total), "Blue's ranges");
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  std::vector<double> special = random_vector<double>(total);
+  std::vector<float> special_f = random_vector<float>(total);
+  for (std::size_t i : {std::size_t(5), B + 7, 40 * B + 1, 100 * B + 3}) special[i] = inf, special_f[i] = static_cast<float>(inf);
+  for (std::size_t i : {std::size_t(70) * B + 9, 2000 * B}) special[i] = nan, special_f[i] = static_cast<float>(nan);
+  special[80 * B] = -inf, special_f[80 * B] = static_cast<float>(-inf);
+  reductions_match_scalar<double>(special, random_vector<double>(total), "special values");
+  reductions_match_scalar<float>(special_f, random_vector<float>(total), "special values");
+}
 
 TEST(KokkosBackend, ProbeNamesVersionAndExecutionSpace) {
   BackendStatus s = backend_status(Backend::kokkos);

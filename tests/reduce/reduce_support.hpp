@@ -86,7 +86,7 @@ struct Operand {
   std::vector<T> host;
   std::unique_ptr<Buffer<T>> device;
   Span<const T> span(Context& ctx, std::size_t off, std::size_t n) {
-    if (ctx.backend() != Backend::cuda) return Span<const T>(host.data() + off, n);
+    if (ctx.device() < 0) return Span<const T>(host.data() + off, n);  // a context on the host
     if (!device) {
       device = std::make_unique<Buffer<T>>(ctx, host.size());
       device->upload(host.data(), host.size());
