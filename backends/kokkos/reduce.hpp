@@ -23,7 +23,6 @@
 #include <cstdint>
 #include <string>
 #include <type_traits>
-#include <vector>
 
 #include "cuda_check.hpp"
 #include "ew/error.hpp"
@@ -74,52 +73,77 @@ ReduceResult run_reduce_typed(const Exec& exec, const ReduceCall& c) {
 }
 
 #if defined(KOKKOS_ENABLE_CUDA)
-// Device memory that a context's reductions reuse (an allocation would wait for the device
-// every call): the blocks' partials, then the runs' nodes, grown as calls need (cudaMalloc,
-// not a View: a context may outlive Kokkos::finalize); the nodes' host copy.
+// Memory that a context's reductions reuse (an allocation would wait for the device every
+// call), grown as calls need, with CUDA's allocators (not Views: a context may outlive
+// Kokkos::finalize): the blocks' partials in device memory; the runs' nodes in pinned host
+// memory mapped into the device's address space, which the fold writes and the host reads
+// once the stream is synchronized (no copy after the kernels).
 class ReduceScratch {
  public:
   ReduceScratch() = default;
   ReduceScratch(const ReduceScratch&) = delete;
   ReduceScratch& operator=(const ReduceScratch&) = delete;
+  // Under unified addressing cudaFree and cudaFreeHost find an allocation's device themselves.
   ~ReduceScratch() {
-    if (device_ && cudaFree(device_) != cudaSuccess) cudaGetLastError();
+    if (partials_.at && cudaFree(partials_.at) != cudaSuccess) cudaGetLastError();
+    if (nodes_.at && cudaFreeHost(nodes_.at) != cudaSuccess) cudaGetLastError();
   }
-  // At least `doubles` doubles on device `device_id` (the context's).
-  double* device(std::size_t doubles, int device_id) {
-    if (doubles > capacity_) {
-      if (device_ && cudaFree(device_) != cudaSuccess) cudaGetLastError();
-      device_ = nullptr, capacity_ = 0;
-      int was = 0;
-      check_cuda(cudaGetDevice(&was), "cudaGetDevice");
-      check_cuda(cudaSetDevice(device_id), "cudaSetDevice");
-      void* p = nullptr;
-      const cudaError_t e = cudaMalloc(&p, doubles * sizeof(double));
-      cudaSetDevice(was);
-      if (e != cudaSuccess) {
-        cudaGetLastError();
-        throw Error(Errc::out_of_memory, "kokkos backend: " + std::to_string(doubles * sizeof(double)) +
-                                             " bytes of device memory for a reduction's partials: " + cudaGetErrorString(e));
-      }
-      device_ = static_cast<double*>(p), capacity_ = doubles;
+  // At least `doubles` doubles of device memory on device `device_id` (the context's).
+  double* partials(std::size_t doubles, int device_id) {
+    return grow(partials_, doubles, device_id, "device memory for a reduction's partials",
+                [](void** p, std::size_t bytes) { return cudaMalloc(p, bytes); }, cudaFree);
+  }
+  // At least `doubles` doubles of mapped pinned memory: the host's pointer; `on_device` the
+  // device's for the same bytes.
+  double* nodes(std::size_t doubles, int device_id, double** on_device) {
+    if (doubles > nodes_.capacity) {
+      grow(nodes_, doubles, device_id, "pinned memory for a reduction's nodes",
+           [](void** p, std::size_t bytes) { return cudaHostAlloc(p, bytes, cudaHostAllocMapped); }, cudaFreeHost);
+      void* device = nullptr;
+      check_cuda(cudaHostGetDevicePointer(&device, nodes_.at, 0), "cudaHostGetDevicePointer");
+      nodes_device_ = static_cast<double*>(device);
     }
-    return device_;
+    *on_device = nodes_device_;
+    return nodes_.at;
   }
-  std::vector<double> host;
 
  private:
-  double* device_ = nullptr;
-  std::size_t capacity_ = 0;
+  struct Held {
+    double* at = nullptr;
+    std::size_t capacity = 0;
+  };
+  template <class Alloc, class Free>
+  static double* grow(Held& h, std::size_t doubles, int device_id, const char* what, Alloc alloc, Free release) {
+    if (doubles <= h.capacity) return h.at;
+    if (h.at && release(h.at) != cudaSuccess) cudaGetLastError();
+    h = Held{};
+    int was = 0;
+    check_cuda(cudaGetDevice(&was), "cudaGetDevice");
+    check_cuda(cudaSetDevice(device_id), "cudaSetDevice");
+    void* p = nullptr;
+    const cudaError_t e = alloc(&p, doubles * sizeof(double));
+    cudaSetDevice(was);
+    if (e != cudaSuccess) {
+      cudaGetLastError();
+      throw Error(Errc::out_of_memory, "kokkos backend: " + std::to_string(doubles * sizeof(double)) + " bytes of " +
+                                           what + ": " + cudaGetErrorString(e));
+    }
+    h.at = static_cast<double*>(p), h.capacity = doubles;
+    return h.at;
+  }
+  Held partials_, nodes_;
+  double* nodes_device_ = nullptr;  // nodes_.at in the device's address space
 };
 
 constexpr int warp_lanes = 32;
 static_assert(warp_lanes == plan::lanes, "a warp's lanes are the plan's lanes");
 constexpr int rows_ahead = 16;  // rows a lane loads before it adds them
+static_assert(plan::block_elements / warp_lanes % rows_ahead == 0, "a block's rows in whole batches");
 
 // Block b's partials (w of them), a warp each, warps in grid-stride order over the blocks.
 template <plan::Kind K, class T>
 struct WarpBlocks {
-  static constexpr int w = K == plan::Kind::norm2 && sizeof(T) == 8 ? 3 : 1;
+  static constexpr int w = plan::width(K, sizeof(T) == 8);
   const T* x;
   const T* y;
   std::size_t n, blocks;
@@ -208,15 +232,23 @@ struct WarpRuns {
   }
 };
 
+// The warps' lanes are the policy's indices t (lane t % 32 of warp t / 32): Kokkos launches
+// a range on Cuda as blocks of (1, size, 1) threads, size a multiple of 32, from index 0, so
+// that t % 32 is the hardware lane. `max_warps` (> 0: tests) caps the grids, whose warps then
+// take several blocks and runs in turn.
 template <plan::Kind K, class T>
-ReduceResult run_sum_on_warps(const Kokkos::Cuda& exec, const ReduceCall& c, ReduceScratch& scratch) {
+ReduceResult run_sum_on_warps(const Kokkos::Cuda& exec, const ReduceCall& c, ReduceScratch& scratch, std::int64_t max_warps) {
   using Policy = Kokkos::RangePolicy<Kokkos::Cuda, Kokkos::IndexType<std::int64_t>, Kokkos::LaunchBounds<256>>;
   constexpr int w = WarpBlocks<K, T>::w;
   const std::size_t blocks = plan::block_count(c.n), runs = (blocks + warp_lanes - 1) / warp_lanes;
-  double* const partials = scratch.device((blocks + runs) * w, exec.cuda_device());
-  double* const nodes = partials + blocks * w;
-  // A grid of what stays resident (every thread slot of the device), whole warps.
-  const std::int64_t resident_warps = std::max<std::int64_t>(1, static_cast<std::int64_t>(exec.concurrency()) / warp_lanes);
+  double* const partials = scratch.partials(blocks * w, exec.cuda_device());
+  double* nodes = nullptr;
+  const double* const host_nodes = scratch.nodes(runs * w, exec.cuda_device(), &nodes);
+  // A grid of a warp for every thread slot of the device: as many as stay resident where a
+  // kernel's registers allow it (the f64 2-norm's, 85-90, hold about a third), the rest
+  // waiting their turn; at most one block or run a warp below that.
+  const std::int64_t resident_warps =
+      max_warps > 0 ? max_warps : std::max<std::int64_t>(1, static_cast<std::int64_t>(exec.concurrency()) / warp_lanes);
   const std::int64_t block_warps = std::min<std::int64_t>(static_cast<std::int64_t>(blocks), resident_warps);
   const WarpBlocks<K, T> walk{static_cast<const T*>(c.x), static_cast<const T*>(c.y), c.n, blocks, block_warps,
                               partials};
@@ -224,21 +256,24 @@ ReduceResult run_sum_on_warps(const Kokkos::Cuda& exec, const ReduceCall& c, Red
   const std::int64_t run_warps = std::min<std::int64_t>(static_cast<std::int64_t>(runs), resident_warps);
   const WarpRuns fold{partials, nodes, blocks, runs, run_warps, w};
   Kokkos::parallel_for("ew::reduce runs", Policy(exec, 0, run_warps * warp_lanes), fold);
-  scratch.host.resize(runs * w);
-  check_cuda(cudaMemcpyAsync(scratch.host.data(), nodes, runs * w * sizeof(double), cudaMemcpyDeviceToHost, exec.cuda_stream()),
-             "cudaMemcpyAsync of a reduction's nodes");
+  // Kokkos does not check its launches (but in debug builds): a launch that failed would
+  // leave the last call's nodes to be read.
+  check_cuda(cudaGetLastError(), "a reduction's kernels");
   check_cuda(cudaStreamSynchronize(exec.cuda_stream()), "cudaStreamSynchronize");
-  if (c.node) return {plan::pair_tree(scratch.host.data(), runs), 0};
-  return {plan::finish_partials(c.kind, sizeof(T) == 8, scratch.host.data(), runs), 0};
+  if (c.node) return {plan::pair_tree(host_nodes, runs), 0};
+  return {plan::finish_partials(c.kind, sizeof(T) == 8, host_nodes, runs), 0};
 }
 
 template <class T>
-ReduceResult run_reduce_typed(const Kokkos::Cuda& exec, const ReduceCall& c, ReduceScratch& scratch) {
+ReduceResult run_reduce_typed(const Kokkos::Cuda& exec, const ReduceCall& c, ReduceScratch& scratch, std::int64_t max_warps) {
+#if defined(KOKKOS_IMPL_DEBUG_CUDA_SERIAL_EXECUTION)  // one thread a launch: no warps
+  return run_reduce_typed<T>(exec, c);
+#endif
   switch (c.kind) {
-    case plan::Kind::sum: return run_sum_on_warps<plan::Kind::sum, T>(exec, c, scratch);
-    case plan::Kind::asum: return run_sum_on_warps<plan::Kind::asum, T>(exec, c, scratch);
-    case plan::Kind::dot: return run_sum_on_warps<plan::Kind::dot, T>(exec, c, scratch);
-    case plan::Kind::norm2: return run_sum_on_warps<plan::Kind::norm2, T>(exec, c, scratch);
+    case plan::Kind::sum: return run_sum_on_warps<plan::Kind::sum, T>(exec, c, scratch, max_warps);
+    case plan::Kind::asum: return run_sum_on_warps<plan::Kind::asum, T>(exec, c, scratch, max_warps);
+    case plan::Kind::dot: return run_sum_on_warps<plan::Kind::dot, T>(exec, c, scratch, max_warps);
+    case plan::Kind::norm2: return run_sum_on_warps<plan::Kind::norm2, T>(exec, c, scratch, max_warps);
     default: return run_reduce_typed<T>(exec, c);  // min/max
   }
 }
@@ -246,13 +281,14 @@ ReduceResult run_reduce_typed(const Kokkos::Cuda& exec, const ReduceCall& c, Red
 struct ReduceScratch {};  // host spaces: each call's views
 #endif
 
-// `scratch`: the context's, which the sums use on Cuda.
+// `scratch`: the context's, which the sums use on Cuda; `max_warps` for tests (run_sum_on_warps).
 template <class Exec>
-ReduceResult run_reduce(const Exec& exec, const ReduceCall& c, [[maybe_unused]] ReduceScratch& scratch) {
+ReduceResult run_reduce(const Exec& exec, const ReduceCall& c, [[maybe_unused]] ReduceScratch& scratch,
+                        [[maybe_unused]] std::int64_t max_warps = 0) {
   const auto typed = [&](auto tag) {
     using T = decltype(tag);
 #if defined(KOKKOS_ENABLE_CUDA)
-    if constexpr (std::is_same_v<Exec, Kokkos::Cuda>) return run_reduce_typed<T>(exec, c, scratch);
+    if constexpr (std::is_same_v<Exec, Kokkos::Cuda>) return run_reduce_typed<T>(exec, c, scratch, max_warps);
 #endif
     return run_reduce_typed<T>(exec, c);
   };

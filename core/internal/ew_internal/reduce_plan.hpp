@@ -83,7 +83,7 @@ enum class Kind { sum, asum, dot, norm2, min, max };
 
 // Accumulators per lane and per partial: 3 for the scaled f64 2-norm (small, medium and
 // big magnitudes, Blue's algorithm as LAPACK's dnrm2), 1 otherwise. min/max keep no sums.
-EW_PLAN_FN int width(Kind kind, bool f64) { return kind == Kind::norm2 && f64 ? 3 : 1; }
+EW_PLAN_FN constexpr int width(Kind kind, bool f64) { return kind == Kind::norm2 && f64 ? 3 : 1; }
 
 // Blue's thresholds and scales for double (LAPACK la_constants): squares of |x| in
 // [tsml, tbig] neither overflow nor lose bits to underflow; larger ones are scaled down
