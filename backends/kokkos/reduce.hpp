@@ -15,7 +15,7 @@
 // the same way into their tree nodes, past the array's end a left node standing alone as
 // the canonical tree has it; the host combines the runs' nodes by the tree (every aligned
 // power-of-two run of blocks is a node of it: the same root). min/max take the block walk.
-// On an H200 the sums read 0.89-0.98x the cuda backend's speed at 2^24..2^28 (0.07-0.25x one
+// On an H200 the sums read 0.89-0.98x the cuda backend's speed at 2^24..2^28 (0.04-0.25x one
 // thread a block; bench/cuda/results/h200-2026-11-27-kokkos-reduce).
 #include <Kokkos_Core.hpp>
 
