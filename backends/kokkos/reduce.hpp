@@ -14,9 +14,13 @@
 // lane 0 writes the block's partials). A second launch folds aligned runs of 32 partials
 // the same way into their tree nodes, past the array's end a left node standing alone as
 // the canonical tree has it; the host combines the runs' nodes by the tree (every aligned
-// power-of-two run of blocks is a node of it: the same root). min/max take the block walk.
+// power-of-two run of blocks is a node of it: the same root).
 // On an H200 the sums read 0.89-0.98x the cuda backend's speed at 2^24..2^28 (0.04-0.25x one
 // thread a block; bench/cuda/results/h200-2026-11-27-kokkos-reduce).
+//
+// Cuda, min/max: order-free (plan::beats is a total order), so every thread reads the
+// array in grid-stride order, a warp's winner by shuffles, a second launch the winner of
+// each run of 32 warps, the host the winner of the runs (run_extremum_on_warps).
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
@@ -234,21 +238,16 @@ struct WarpRuns {
 
 // The warps' lanes are the policy's indices t (lane t % 32 of warp t / 32): Kokkos launches
 // a range on Cuda as blocks of (1, size, 1) threads, size a multiple of 32, from index 0, so
-// that t % 32 is the hardware lane. `max_warps` (> 0: tests) caps the grids, whose warps then
-// take several blocks and runs in turn.
+// that t % 32 is the hardware lane (the extrema's kernels rely on it too).
 template <plan::Kind K, class T>
-ReduceResult run_sum_on_warps(const Kokkos::Cuda& exec, const ReduceCall& c, ReduceScratch& scratch, std::int64_t max_warps) {
+ReduceResult run_sum_on_warps(const Kokkos::Cuda& exec, const ReduceCall& c, ReduceScratch& scratch,
+                              std::int64_t resident_warps) {
   using Policy = Kokkos::RangePolicy<Kokkos::Cuda, Kokkos::IndexType<std::int64_t>, Kokkos::LaunchBounds<256>>;
   constexpr int w = WarpBlocks<K, T>::w;
   const std::size_t blocks = plan::block_count(c.n), runs = (blocks + warp_lanes - 1) / warp_lanes;
   double* const partials = scratch.partials(blocks * w, exec.cuda_device());
   double* nodes = nullptr;
   const double* const host_nodes = scratch.nodes(runs * w, exec.cuda_device(), &nodes);
-  // A grid of a warp for every thread slot of the device: as many as stay resident where a
-  // kernel's registers allow it (the f64 2-norm's, 85-90, hold about a third), the rest
-  // waiting their turn; at most one block or run a warp below that.
-  const std::int64_t resident_warps =
-      max_warps > 0 ? max_warps : std::max<std::int64_t>(1, static_cast<std::int64_t>(exec.concurrency()) / warp_lanes);
   const std::int64_t block_warps = std::min<std::int64_t>(static_cast<std::int64_t>(blocks), resident_warps);
   const WarpBlocks<K, T> walk{static_cast<const T*>(c.x), static_cast<const T*>(c.y), c.n, blocks, block_warps,
                               partials};
@@ -264,24 +263,148 @@ ReduceResult run_sum_on_warps(const Kokkos::Cuda& exec, const ReduceCall& c, Red
   return {plan::finish_partials(c.kind, sizeof(T) == 8, host_nodes, runs), 0};
 }
 
+// min/max. The winner under the plan's total order (plan::beats) is the same for every
+// grouping, so the threads read as the bus likes it: thread t of `threads` visits elements
+// t, t + threads, ... in increasing order, `extremum_ahead` loads in flight. In that order a
+// thread keeps only strictly better elements (equal values keep the first index; a NaN, once
+// held, is beaten by nothing), as the cuda backend's kernel does. The warp's winner by xor
+// shuffles under plan::beats; a thread without elements offers (worst, no index), which
+// every element beats. Lane 0 writes the warp's candidate.
+constexpr int extremum_ahead = 16;
+constexpr std::uint64_t no_candidate = ~std::uint64_t(0);
+
+template <bool IsMin>
+KOKKOS_FORCEINLINE_FUNCTION double worst_value() {
+  return IsMin ? Kokkos::Experimental::infinity<double>::value : -Kokkos::Experimental::infinity<double>::value;
+}
+
+// The winner of (value, index) pairs across the warp's lanes, in every lane.
+template <bool IsMin>
+KOKKOS_FORCEINLINE_FUNCTION void warp_winner(double& value, std::uint64_t& index) {
+#if defined(__CUDA_ARCH__)
+  for (int s = 1; s < warp_lanes; s <<= 1) {
+    const double v = __shfl_xor_sync(0xffffffffu, value, s);
+    const std::uint64_t i = __shfl_xor_sync(0xffffffffu, static_cast<unsigned long long>(index), s);
+    if (plan::beats(IsMin, v, i, value, index)) value = v, index = i;
+  }
+#else
+  (void)value, (void)index;
+#endif
+}
+
+template <bool IsMin, class T>
+struct WarpExtrema {
+  // 16-bit and f32 data compare as float (exact), f64 as double.
+  using C = std::conditional_t<sizeof(T) == 8, double, float>;
+  const T* x;
+  std::size_t n, threads;
+  double* values;           // a candidate a warp
+  std::uint64_t* indices;
+
+  KOKKOS_FORCEINLINE_FUNCTION static C compared(T v) { return static_cast<C>(static_cast<double>(v)); }
+
+  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t t) const {
+#if defined(__CUDA_ARCH__)
+    std::size_t i = static_cast<std::size_t>(t);
+    C best = static_cast<C>(worst_value<IsMin>());
+    std::uint64_t at = no_candidate;
+    if (i < n) best = compared(x[i]), at = i, i += threads;
+    const auto visit = [&](C v, std::size_t j) {
+      const bool better = (IsMin ? !(v >= best) : !(v <= best)) && best == best;
+      best = better ? v : best;
+      at = better ? j : at;
+    };
+    for (; i + (extremum_ahead - 1) * threads < n; i += extremum_ahead * threads) {
+      C v[extremum_ahead];
+#pragma unroll
+      for (int k = 0; k < extremum_ahead; ++k) v[k] = compared(x[i + k * threads]);
+#pragma unroll
+      for (int k = 0; k < extremum_ahead; ++k) visit(v[k], i + k * threads);
+    }
+    for (; i < n; i += threads) visit(compared(x[i]), i);
+    double value = static_cast<double>(best);
+    warp_winner<IsMin>(value, at);
+    if (t % warp_lanes == 0) values[t / warp_lanes] = value, indices[t / warp_lanes] = at;
+#else
+    (void)t;
+#endif
+  }
+};
+
+// The winner of each aligned run of 32 candidates, a warp a run.
+template <bool IsMin>
+struct WarpWinners {
+  const double* values;
+  const std::uint64_t* indices;
+  double* run_values;
+  std::uint64_t* run_indices;
+  std::size_t candidates, runs;
+  std::int64_t warps;
+
+  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t t) const {
+    const int lane = static_cast<int>(t % warp_lanes);
+    for (std::size_t r = static_cast<std::size_t>(t / warp_lanes); r < runs; r += static_cast<std::size_t>(warps)) {
+      const std::size_t i = r * warp_lanes + lane;
+      double value = i < candidates ? values[i] : worst_value<IsMin>();
+      std::uint64_t index = i < candidates ? indices[i] : no_candidate;
+      warp_winner<IsMin>(value, index);
+      if (lane == 0) run_values[r] = value, run_indices[r] = index;
+    }
+  }
+};
+
+template <bool IsMin, class T>
+ReduceResult run_extremum_on_warps(const Kokkos::Cuda& exec, const ReduceCall& c, ReduceScratch& scratch,
+                                   std::int64_t resident_warps) {
+  using Policy = Kokkos::RangePolicy<Kokkos::Cuda, Kokkos::IndexType<std::int64_t>, Kokkos::LaunchBounds<256>>;
+  // Every warp with elements to read: at most one a 32 elements.
+  const std::size_t warps =
+      std::min<std::size_t>((c.n + warp_lanes - 1) / warp_lanes, static_cast<std::size_t>(resident_warps));
+  const std::size_t runs = (warps + warp_lanes - 1) / warp_lanes;
+  double* const candidates = scratch.partials(2 * warps, exec.cuda_device());  // values, then indices
+  double* nodes = nullptr;
+  const double* const host_nodes = scratch.nodes(2 * runs, exec.cuda_device(), &nodes);
+  const WarpExtrema<IsMin, T> read{static_cast<const T*>(c.x), c.n, warps * warp_lanes, candidates,
+                                   reinterpret_cast<std::uint64_t*>(candidates + warps)};
+  Kokkos::parallel_for("ew::reduce extrema", Policy(exec, 0, static_cast<std::int64_t>(warps * warp_lanes)), read);
+  const std::int64_t run_warps = std::min<std::int64_t>(static_cast<std::int64_t>(runs), resident_warps);
+  const WarpWinners<IsMin> fold{candidates, reinterpret_cast<const std::uint64_t*>(candidates + warps), nodes,
+                                reinterpret_cast<std::uint64_t*>(nodes + runs), warps, runs, run_warps};
+  Kokkos::parallel_for("ew::reduce extrema runs", Policy(exec, 0, run_warps * warp_lanes), fold);
+  check_cuda(cudaGetLastError(), "a reduction's kernels");  // as run_sum_on_warps
+  check_cuda(cudaStreamSynchronize(exec.cuda_stream()), "cudaStreamSynchronize");
+  const std::uint64_t* const host_indices = reinterpret_cast<const std::uint64_t*>(host_nodes + runs);
+  ReduceResult best{host_nodes[0], host_indices[0]};
+  for (std::size_t r = 1; r < runs; ++r)
+    if (plan::beats(IsMin, host_nodes[r], host_indices[r], best.value, best.index)) best = {host_nodes[r], host_indices[r]};
+  return best;
+}
+
 template <class T>
 ReduceResult run_reduce_typed(const Kokkos::Cuda& exec, const ReduceCall& c, ReduceScratch& scratch, std::int64_t max_warps) {
 #if defined(KOKKOS_IMPL_DEBUG_CUDA_SERIAL_EXECUTION)  // one thread a launch: no warps
   return run_reduce_typed<T>(exec, c);
 #endif
+  // A grid of a warp for every thread slot of the device: as many as stay resident where a
+  // kernel's registers allow it (the f64 2-norm's, 85-90, hold about a third), the rest
+  // waiting their turn; at most one block or run a warp below that. `max_warps` (> 0:
+  // tests) caps the grids, whose warps then take several blocks and runs in turn.
+  const std::int64_t warps =
+      max_warps > 0 ? max_warps : std::max<std::int64_t>(1, static_cast<std::int64_t>(exec.concurrency()) / warp_lanes);
   switch (c.kind) {
-    case plan::Kind::sum: return run_sum_on_warps<plan::Kind::sum, T>(exec, c, scratch, max_warps);
-    case plan::Kind::asum: return run_sum_on_warps<plan::Kind::asum, T>(exec, c, scratch, max_warps);
-    case plan::Kind::dot: return run_sum_on_warps<plan::Kind::dot, T>(exec, c, scratch, max_warps);
-    case plan::Kind::norm2: return run_sum_on_warps<plan::Kind::norm2, T>(exec, c, scratch, max_warps);
-    default: return run_reduce_typed<T>(exec, c);  // min/max
+    case plan::Kind::sum: return run_sum_on_warps<plan::Kind::sum, T>(exec, c, scratch, warps);
+    case plan::Kind::asum: return run_sum_on_warps<plan::Kind::asum, T>(exec, c, scratch, warps);
+    case plan::Kind::dot: return run_sum_on_warps<plan::Kind::dot, T>(exec, c, scratch, warps);
+    case plan::Kind::norm2: return run_sum_on_warps<plan::Kind::norm2, T>(exec, c, scratch, warps);
+    case plan::Kind::min: return run_extremum_on_warps<true, T>(exec, c, scratch, warps);
+    default: return run_extremum_on_warps<false, T>(exec, c, scratch, warps);
   }
 }
 #else
 struct ReduceScratch {};  // host spaces: each call's views
 #endif
 
-// `scratch`: the context's, which the sums use on Cuda; `max_warps` for tests (run_sum_on_warps).
+// `scratch`: the context's, which the reductions use on Cuda; `max_warps` for tests (run_reduce_typed).
 template <class Exec>
 ReduceResult run_reduce(const Exec& exec, const ReduceCall& c, [[maybe_unused]] ReduceScratch& scratch,
                         [[maybe_unused]] std::int64_t max_warps = 0) {

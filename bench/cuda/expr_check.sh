@@ -15,7 +15,8 @@
 # With KOKKOS_ROOT=<a CUDA-enabled Kokkos install> (shared libraries, Kokkos >= 4.7.01 for
 # CUDA 13) a second build, build-gpu-kokkos, runs the expression tests on kokkos on the GPU
 # (tests/expr's kokkos/* cases, the walk's tests, on the host and, WalksOnTheGpu, on the GPU,
-# ew_kokkos_tests; memcheck of the random expressions, memcheck and racecheck of WalksOnTheGpu,
+# ew_kokkos_tests; the reductions' kokkos/* cases and their warp kernels' own tests; memcheck
+# of the random expressions and of the reductions, memcheck and racecheck of WalksOnTheGpu,
 # whose tile and staged walks use shared memory) and
 # ew-roofline's expressions section with kokkos and cuda side by side.
 # Usage, from the repository root on a GPU machine (see docs/gpu.md):
@@ -88,8 +89,9 @@ if [[ -n ${KOKKOS_ROOT:-} ]]; then
     -DKokkos_ROOT="$KOKKOS_ROOT" "$@" || exit 1
   export LD_LIBRARY_PATH=$KOKKOS_ROOT/lib:$KOKKOS_ROOT/lib64:/opt/ewdeps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
   step "build (kokkos)"
-  ktargets=(ew-info ew_expr_tests ew_kokkos_tests ew_kokkos_expr_device_tests
-            ew_kokkos_init_application_first ew_kokkos_init_library_first ew_kokkos_init_exit)
+  ktargets=(ew-info ew_expr_tests ew_kokkos_tests ew_kokkos_expr_device_tests ew_reduce_tests
+            ew_kokkos_reduce_device_tests ew_kokkos_init_application_first ew_kokkos_init_library_first
+            ew_kokkos_init_exit)
   (( bench )) && ktargets+=(ew-roofline)
   cmake --build build-gpu-kokkos -j 16 --target "${ktargets[@]}" > "$out/expr-kokkos-build.log" 2>&1 ||
     { tail -60 "$out/expr-kokkos-build.log"; exit 1; }
@@ -104,6 +106,11 @@ if [[ -n ${KOKKOS_ROOT:-} ]]; then
     --gtest_filter='kokkos/ExprRandom.*n1000*:kokkos/ExprLargest.*:kokkos/ExprAliasing.*' --gtest_brief=1 \
     > "$out/expr-kokkos-memcheck.log" 2>&1 || { echo "FAILED: memcheck (rc $?)"; status=1; }
   grep -E "SUMMARY|tests ran|FAILED" "$out/expr-kokkos-memcheck.log"
+  # The reductions' warp kernels (no shared memory: memcheck alone), their grids capped and full.
+  step "compute-sanitizer memcheck: kokkos reductions"
+  timeout -k 10 600 compute-sanitizer --tool memcheck --error-exitcode 7     build-gpu-kokkos/tests/kokkos/ew_kokkos_reduce_device_tests --gtest_brief=1     > "$out/reduce-kokkos-memcheck.log" 2>&1 || { echo "FAILED: memcheck (rc $?)"; status=1; }
+  grep -q "2 tests from" "$out/reduce-kokkos-memcheck.log" || { echo "FAILED: memcheck ran no reduction test"; status=1; }
+  grep -E "SUMMARY|tests ran|FAILED" "$out/reduce-kokkos-memcheck.log"
   # The walks on the GPU (the tile walk asked for, and the chosen ones), whose tile and staged
   # walks use shared memory; the walk's other tests run on the host.
   for tool in memcheck racecheck; do

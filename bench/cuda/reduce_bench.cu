@@ -34,6 +34,7 @@
 // library returns them) next to cub::DeviceReduce::ArgMin / ArgMax, f32 and f64; GB/s counts
 // the array read once. Each size has its single extremes far into the array: both methods
 // must return their indices (exit 1 otherwise; the data hold no NaN, where the rules differ).
+// Where the library has kokkos on this GPU (a Kokkos built for Cuda), kokkos is timed beside.
 // --only LIST: the reductions (sum, dot, norm2) and dtypes (f32, f64) named in the comma-separated
 // LIST (a kind of name left out: all of that kind), e.g. --only sum,f32 for a profiler's run.
 //   ew-cuda-reduce-bench [--sizes 20..28] [--reps 30] [--csv FILE] [--only LIST] [--device-result [--cold] | --sweep | --extrema]
@@ -43,6 +44,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -338,8 +340,9 @@ bool sweep(ew::Context& ctx, const std::vector<int>& exponents, int reps, FILE* 
 // single smallest and largest element, far into it (at 7/10 and 6/10 of it: past the half, so
 // that the next size's, larger, lie beyond it), whose indices both methods must find. Returns
 // false when they do not.
+// `kokkos`: a kokkos context on this GPU (a Kokkos built for Cuda), measured beside, or null.
 template <class T>
-bool extrema(ew::Context& ctx, const std::vector<int>& exponents, int reps, FILE* csv) {
+bool extrema(ew::Context& ctx, ew::Context* kokkos, const std::vector<int>& exponents, int reps, FILE* csv) {
   std::size_t max_n = 0;
   for (int e : exponents) max_n = std::max(max_n, std::size_t(1) << e);
   ew::Buffer<T> x(ctx, max_n);
@@ -375,17 +378,24 @@ bool extrema(ew::Context& ctx, const std::vector<int>& exponents, int reps, FILE
       const double t_ours = median([&] { ours = is_min ? ew::min_element<T>(ctx, xs) : ew::max_element<T>(ctx, xs); });
       const double t_cub = median(
           [&] { theirs = ew::bench::cub_extremum(is_min, ew::dtype_v<T>, n, x.data(), ctx.native_stream()); });
+      ew::Extremum<T> kk{};
+      const double t_kk = kokkos ? median([&] {
+        kk = is_min ? ew::min_element<T>(*kokkos, xs) : ew::max_element<T>(*kokkos, xs);
+      }) : 0.0;
       const char* what = is_min ? "min" : "max";
       const std::size_t want = is_min ? lowest_at(n) : highest_at(n);
-      if (ours.index != want || theirs.index != want) {
-        std::printf("%-5s %s 2^%-2d INDEX MISMATCH: ew %zu, cub %zu, expected %zu\n", what, dtype, e, ours.index,
-                    theirs.index, want);
+      if (ours.index != want || theirs.index != want || (kokkos && kk.index != want)) {
+        std::printf("%-5s %s 2^%-2d INDEX MISMATCH: ew %zu, cub %zu, kokkos %zu, expected %zu\n", what, dtype, e,
+                    ours.index, theirs.index, kk.index, want);
         agree = false;
       }
       const double bytes = static_cast<double>(n) * sizeof(T);
       std::printf("%-5s %s 2^%-2d %-34s %9.1f GB/s %9.2f us  %5.2fx cub  value %.9g index %zu\n", what, dtype, e,
                   "ew cuda", bytes / t_ours / 1e9, t_ours * 1e6, t_cub / t_ours, static_cast<double>(ours.value),
                   ours.index);
+      if (kokkos)
+        std::printf("%-5s %s 2^%-2d %-34s %9.1f GB/s %9.2f us  %5.2fx cub  %5.2fx ew cuda  index %zu\n", what, dtype, e,
+                    "ew kokkos", bytes / t_kk / 1e9, t_kk * 1e6, t_cub / t_kk, t_ours / t_kk, kk.index);
       std::printf("%-5s %s 2^%-2d %-34s %9.1f GB/s %9.2f us  %5.2fx cub  value %.9g index %zu\n", what, dtype, e,
                   "cub::DeviceReduce::ArgMin/ArgMax", bytes / t_cub / 1e9, t_cub * 1e6, 1.0, theirs.value, theirs.index);
       if (csv) {
@@ -393,6 +403,9 @@ bool extrema(ew::Context& ctx, const std::vector<int>& exponents, int reps, FILE
                      bytes / t_ours / 1e9, static_cast<double>(ours.value));
         std::fprintf(csv, "%s,%s,%zu,cub::DeviceReduce::ArgMin/ArgMax,host-result,%.6e,%.3f,%.17g,\n", what, dtype, n,
                      t_cub, bytes / t_cub / 1e9, theirs.value);
+        if (kokkos)
+          std::fprintf(csv, "%s,%s,%zu,ew kokkos,host-result,%.6e,%.3f,%.17g,\n", what, dtype, n, t_kk,
+                       bytes / t_kk / 1e9, static_cast<double>(kk.value));
       }
       std::fflush(stdout);
     }
@@ -485,8 +498,15 @@ int main(int argc, char** argv) {
       std::printf("form: min_element / max_element, value and index on the host after every call\n");
       FILE* csv = csv_path ? std::fopen(csv_path, "w") : nullptr;
       if (csv) std::fprintf(csv, "reduction,dtype,n,method,form,seconds,gbps,value,bits_vs_default\n");
-      bool agree = extrema<float>(ctx, exponents, reps, csv);
-      agree &= extrema<double>(ctx, exponents, reps, csv);
+      // Kokkos on this GPU (a Kokkos built for Cuda), measured beside: its contexts read device memory.
+      std::unique_ptr<ew::Context> kokkos;
+      if (ew::backend_status(ew::Backend::kokkos).usable) {
+        kokkos = std::make_unique<ew::Context>(ew::Backend::kokkos);
+        if (kokkos->device() != ctx.device()) kokkos.reset();
+        else std::printf("kokkos: %s\n", ew::backend_status(ew::Backend::kokkos).detail.c_str());
+      }
+      bool agree = extrema<float>(ctx, kokkos.get(), exponents, reps, csv);
+      agree &= extrema<double>(ctx, kokkos.get(), exponents, reps, csv);
       if (csv) std::fclose(csv);
       return agree ? 0 : 1;
     }

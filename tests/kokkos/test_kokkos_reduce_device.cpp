@@ -1,12 +1,14 @@
 // The kokkos backend's reductions called directly (internals: backends/kokkos/reduce.hpp), bit
 // for bit against the plan's reference (ew_internal/reduce_plan.hpp) computed here. On a GPU
-// build of Kokkos the sums' grids are capped at 1 and 3 warps, so that each warp takes several
+// build of Kokkos the grids are capped at 1 and 3 warps, so that each warp takes several
 // blocks and several runs of 32 blocks in turn, which full-size grids do only past 2^29
-// elements. Host spaces take the block walk, which is the plan's reference code itself (the
+// elements (and min/max: many elements a thread). Host spaces take the block walk, which is the plan's reference code itself (the
 // public-API tests compare it with the scalar backend): skipped there.
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <cstring>
 #include <vector>
 
@@ -69,6 +71,45 @@ void sums_match_the_plan() {
       }
 }
 
+// min/max against the plan's order over the whole array (reference_extremum), with ties
+// (values in 1/64 steps) and, in a second pass, NaNs and infinities far into the array.
+// Full grids too (warps 0): a grid of up to one warp a 32 elements, most warps then holding
+// one or two elements.
+template <class T>
+void extrema_match_the_plan() {
+  const Kokkos::DefaultExecutionSpace exec;
+  detail::kokkos::ReduceScratch scratch;
+  const std::size_t largest = 70 * plan::block_elements + 3;
+  std::vector<T> xs = random_vector<T>(largest);
+  for (T& v : xs) v = static_cast<T>(std::round(static_cast<double>(v) * 64) / 64);
+  for (bool specials : {false, true}) {
+    if (specials) {
+      xs[40 * plan::block_elements + 7] = static_cast<T>(std::numeric_limits<double>::quiet_NaN());
+      xs[33 * plan::block_elements + 9] = static_cast<T>(std::numeric_limits<double>::infinity());
+      xs[5] = static_cast<T>(-std::numeric_limits<double>::infinity());
+    }
+    const Reachable<T> x(xs);
+    for (std::size_t n : {std::size_t(1), std::size_t(31), plan::block_elements - 1, 33 * plan::block_elements + 5, largest})
+      for (plan::Kind kind : {plan::Kind::min, plan::Kind::max})
+        for (std::int64_t warps : {0, 1, 3}) {
+          detail::ReduceCall c{};
+          c.call = "test";
+          c.kind = kind;
+          c.dtype = dtype_v<T>;
+          c.n = n;
+          c.x = x.view.data();
+          const detail::ReduceResult got = detail::kokkos::run_reduce(exec, c, scratch, warps);
+          double want = 0;
+          std::uint64_t at = 0;
+          plan::reference_extremum(kind == plan::Kind::min, xs.data(), n, &want, &at);
+          EXPECT_TRUE(same_bits(got.value, want) && got.index == at)
+              << to_string(dtype_v<T>) << (kind == plan::Kind::min ? " min" : " max") << " n " << n << " warps "
+              << warps << (specials ? " with NaN and infinities" : "") << ": " << got.value << " @" << got.index
+              << ", plan " << want << " @" << at;
+        }
+  }
+}
+
 TEST(KokkosReduce, FewWarpsTakeBlocksAndRunsInTurn) {
   EW_SKIP_IF_UNUSABLE(Backend::kokkos);
 #if !defined(KOKKOS_ENABLE_CUDA)
@@ -77,6 +118,18 @@ TEST(KokkosReduce, FewWarpsTakeBlocksAndRunsInTurn) {
   const Context ctx(Backend::kokkos);  // Kokkos initialized by the library
   sums_match_the_plan<float>();
   sums_match_the_plan<double>();
+}
+
+TEST(KokkosReduce, ExtremaOnAnyGridAreThePlansWinner) {
+  EW_SKIP_IF_UNUSABLE(Backend::kokkos);
+#if !defined(KOKKOS_ENABLE_CUDA)
+  GTEST_SKIP() << "the warps' kernels run on Cuda; this Kokkos has no Cuda space";
+#endif
+  const Context ctx(Backend::kokkos);
+  extrema_match_the_plan<float>();
+  extrema_match_the_plan<double>();
+  extrema_match_the_plan<half>();
+  extrema_match_the_plan<bfloat16>();
 }
 
 }  // namespace

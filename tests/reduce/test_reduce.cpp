@@ -189,14 +189,15 @@ TEST_P(Reduce, BadInputNamesTheOperand) {
   const double* odd = reinterpret_cast<const double*>(reinterpret_cast<const char*>(storage) + 4);
   expect_error(Errc::misaligned, [&] { ew::norm2<double>(ctx, Span<const double>(odd, 3)); }, "ew::norm2: x");
   expect_error(Errc::size_overflow, [&] { ew::asum<float>(ctx, Span<const float>(reinterpret_cast<const float*>(storage), std::size_t(1) << 62)); }, "ew::asum: x");
-  if (GetParam() != Backend::cuda) {
-    // A CPU backend cannot read device memory: the tag alone decides.
+  if (ctx.device() < 0) {
+    // A context on the host cannot read device memory: the tag alone decides.
     expect_error(Errc::foreign_memory, [&] { ew::max_element<double>(ctx, Span<const double>(storage, 4, MemorySpace::device)); },
                  "ew::max_element: x");
     expect_error(Errc::foreign_memory, [&] { ew::dot<double>(ctx, x, Span<const double>(storage, 16, MemorySpace::device)); },
                  "ew::dot: y");
   } else {
-    // cuda reads device, managed and pinned memory; pageable host memory is refused.
+    // A context on a GPU refuses pageable host memory (cuda reads device, managed and pinned
+    // memory; kokkos on Cuda device and managed memory).
     expect_error(Errc::foreign_memory, [&] { ew::min_element<double>(ctx, y); }, "ew::min_element: x");
   }
 }
@@ -214,7 +215,7 @@ TEST_P(Reduce, StoresIntoAResultSpan) {
   expect_error(Errc::size_mismatch, [&] { ew::sum<double>(ctx, xs, Span<double>(base, 2, xs.space)); }, "ew::sum: result");
   expect_error(Errc::null_pointer, [&] { ew::asum<double>(ctx, xs, Span<double>(nullptr, 1)); }, "ew::asum: result");
   expect_error(Errc::overlap, [&] { ew::norm2<double>(ctx, xs, Span<double>(base + 5, 1, xs.space)); }, "result");
-  if (GetParam() != Backend::cuda) {
+  if (ctx.device() < 0) {
     double host_slot = 0;
     expect_error(Errc::foreign_memory, [&] { ew::sum<double>(ctx, xs, Span<double>(&host_slot, 1, MemorySpace::device)); },
                  "ew::sum: result");
@@ -222,11 +223,12 @@ TEST_P(Reduce, StoresIntoAResultSpan) {
     ew::sum<double>(ctx, xs, Span<double>(base, 1, xs.space));
     EXPECT_TRUE(same_bits(x.host[0], want));
   } else {
-    // Pageable memory is no result span on cuda, whatever n (n = 0 once stored the identity there).
+    // Pageable memory is no result span on a GPU, whatever n (n = 0 once stored the identity
+    // there): cuda reads it in its ops but stores no result in it; kokkos does not reach it.
     double host_slot = 7;
     expect_error(Errc::foreign_memory, [&] { ew::sum<double>(ctx, xs, Span<double>(&host_slot, 1)); }, "ew::sum: result");
     expect_error(Errc::foreign_memory, [&] { ew::sum<double>(ctx, xs.subspan(0, 0), Span<double>(&host_slot, 1)); },
-                 "ew::sum: result is host memory");
+                 GetParam() == Backend::cuda ? "ew::sum: result is host memory" : "ew::sum: result lives in host memory");
     EXPECT_EQ(host_slot, 7);
   }
 }

@@ -153,7 +153,7 @@ TEST_P(Reduce16, BadInputNamesTheOperand) {
   expect_error(Errc::size_overflow,
                [&] { ew::asum<bfloat16>(ctx, Span<const bfloat16>(reinterpret_cast<const bfloat16*>(storage), std::size_t(1) << 63)); },
                "ew::asum: x");
-  if (GetParam() != Backend::cuda) {
+  if (ctx.device() < 0) {
     expect_error(Errc::foreign_memory, [&] { ew::max_element<half>(ctx, Span<const half>(storage, 4, MemorySpace::device)); },
                  "ew::max_element: x");
   } else {
