@@ -79,7 +79,8 @@ double reduce(Context& ctx, detail::plan::Kind kind, const Kernel& kernel, const
       throw Error(Errc::size_mismatch, name + " has " + std::to_string(inputs[k].size) + " elements, " +
                                            input_names[first] + " " + std::to_string(n));
     detail::check_operand(call, input_names[k], inputs[k].data, n, size_of(inputs[k].dtype));
-    space[k] = detail::check_memory_space(ctx, call, input_names[k], inputs[k].data, inputs[k].space);
+    // Empty inputs hold no memory (as every other call, ew::sum over a span included, has it).
+    if (n > 0) space[k] = detail::check_memory_space(ctx, call, input_names[k], inputs[k].data, inputs[k].space);
   }
   const DType out = p.output_dtype(0);
   if (ctx.shard_count() > 1) {  // refused as ew::sum refuses it: the backend says why
