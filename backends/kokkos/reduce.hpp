@@ -19,7 +19,7 @@
 // thread a block; bench/cuda/results/h200-2026-11-27-kokkos-reduce).
 //
 // Cuda, min/max: order-free (plan::beats is a total order), so every thread reads the
-// array in grid-stride order, a warp's winner by shuffles, a second launch the winner of
+// array in grid-stride order (16-bit data as 16-byte vectors), a warp's winner by shuffles, a second launch the winner of
 // each run of 32 warps, the host the winner of the runs (run_extremum_on_warps): 0.93-0.99x
 // the cuda backend at 2^26..2^28 on an H100 and an H200 (0.05-0.34x one thread a block;
 // bench/cuda/results/h100-h200-2026-11-27-kokkos-extrema).
@@ -266,13 +266,18 @@ ReduceResult run_sum_on_warps(const Kokkos::Cuda& exec, const ReduceCall& c, Red
 }
 
 // min/max. The winner under the plan's total order (plan::beats) is the same for every
-// grouping, so the threads read as the bus likes it: thread t of `threads` visits elements
-// t, t + threads, ... in increasing order, `extremum_ahead` loads in flight. In that order a
-// thread keeps only strictly better elements (equal values keep the first index; a NaN, once
-// held, is beaten by nothing), as the cuda backend's kernel does. The warp's winner by xor
-// shuffles under plan::beats; a thread without elements offers (worst, no index), which
-// every element beats. Lane 0 writes the warp's candidate.
-constexpr int extremum_ahead = 16;
+// grouping, so the threads read as the bus likes it, in grid-stride order, a batch of loads
+// written before its compares: f32 and f64 element by element (a coalesced row of the warp a
+// load), 16-bit data as 16-byte vectors of 8, whose odd elements before the first 16-byte
+// boundary and after the last vector the first threads take before and after their vectors.
+// (2-byte loads held 16-bit data to 0.27-0.86x the cuda backend; vectors of f32 and f64 read
+// 3-7 % slower than their elements at 2^25..2^28 on an H200: bench/cuda/results/
+// h100-h200-2026-11-27-kokkos-extrema.) A thread thus meets its elements in increasing order
+// and keeps only strictly better ones: equal values keep the first index, and a NaN, once
+// held, is beaten by nothing. It starts from (worst, no index), which every element but the
+// worst value itself beats: a thread that finds nothing better offers no candidate, and where
+// no thread does, every element is the worst value and element 0 wins (run_extremum_on_warps).
+// The warp's winner by xor shuffles under plan::beats; lane 0 writes the warp's candidate.
 constexpr std::uint64_t no_candidate = ~std::uint64_t(0);
 
 template <bool IsMin>
@@ -298,33 +303,68 @@ template <bool IsMin, class T>
 struct WarpExtrema {
   // 16-bit and f32 data compare as float (exact), f64 as double.
   using C = std::conditional_t<sizeof(T) == 8, double, float>;
+  using Load = std::conditional_t<sizeof(T) == 2, uint4, T>;
+  static constexpr int V = static_cast<int>(sizeof(Load) / sizeof(T));  // elements a load
+  static constexpr int ahead = V == 1 ? 16 : 8;                         // loads written before their compares
   const T* x;
   std::size_t n, threads;
+  std::size_t head, loads;  // the odd elements before the first load; the loads from there
   double* values;           // a candidate a warp
   std::uint64_t* indices;
 
-  KOKKOS_FORCEINLINE_FUNCTION static C compared(T v) { return static_cast<C>(static_cast<double>(v)); }
+  // The value to compare: exact, and on the device by the hardware (ew::half's own widening is
+  // integer code, a loop for subnormals, which would bind 16-bit data to the issue rate). A NaN
+  // stays NaN; its payload does not matter to the compares (the candidate's value is read again).
+  KOKKOS_FORCEINLINE_FUNCTION static C compared(T v) {
+#if defined(__CUDA_ARCH__)
+    if constexpr (std::is_same_v<T, half>) {
+      float f;
+      asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(v.bits));
+      return f;
+    } else if constexpr (std::is_same_v<T, bfloat16>) {
+      return __uint_as_float(static_cast<unsigned>(v.bits) << 16);
+    }
+#endif
+    return static_cast<C>(static_cast<double>(v));
+  }
 
   KOKKOS_INLINE_FUNCTION void operator()(std::int64_t t) const {
 #if defined(__CUDA_ARCH__)
-    std::size_t i = static_cast<std::size_t>(t);
+    const std::size_t me = static_cast<std::size_t>(t);
     C best = static_cast<C>(worst_value<IsMin>());
     std::uint64_t at = no_candidate;
-    if (i < n) best = compared(x[i]), at = i, i += threads;
-    const auto visit = [&](C v, std::size_t j) {
+    const auto visit = [&](C v, std::size_t i) {
       const bool better = (IsMin ? !(v >= best) : !(v <= best)) && best == best;
       best = better ? v : best;
-      at = better ? j : at;
+      at = better ? i : at;
     };
-    for (; i + (extremum_ahead - 1) * threads < n; i += extremum_ahead * threads) {
-      C v[extremum_ahead];
+    const auto visit_load = [&](const Load& w, std::size_t j) {
+      T e[V];
+      static_assert(sizeof(e) == sizeof(w), "V elements a load");
+      memcpy(e, &w, sizeof(w));
 #pragma unroll
-      for (int k = 0; k < extremum_ahead; ++k) v[k] = compared(x[i + k * threads]);
+      for (int k = 0; k < V; ++k) visit(compared(e[k]), head + j * V + k);
+    };
+    if (me < head) visit(compared(x[me]), me);
+    const Load* const xl = reinterpret_cast<const Load*>(x + head);
+    std::size_t j = me;
+    for (; j + (ahead - 1) * threads < loads; j += ahead * threads) {
+      Load w[ahead];
 #pragma unroll
-      for (int k = 0; k < extremum_ahead; ++k) visit(v[k], i + k * threads);
+      for (int k = 0; k < ahead; ++k) w[k] = xl[j + k * threads];
+#pragma unroll
+      for (int k = 0; k < ahead; ++k) visit_load(w[k], j + k * threads);
     }
-    for (; i < n; i += threads) visit(compared(x[i]), i);
+    for (; j < loads; j += threads) {
+      const Load w = xl[j];  // one load (a vector passed on as a reference became 16 byte loads)
+      visit_load(w, j);
+    }
+    const std::size_t tail = head + loads * V;
+    if (me < n - tail) visit(compared(x[tail + me]), tail + me);
     double value = static_cast<double>(best);
+    // 16-bit data: the candidate's value widened as every backend widens it (NaN payloads too).
+    if constexpr (sizeof(T) == 2)
+      if (at != no_candidate) value = static_cast<double>(x[at]);
     warp_winner<IsMin>(value, at);
     if (t % warp_lanes == 0) values[t / warp_lanes] = value, indices[t / warp_lanes] = at;
 #else
@@ -359,15 +399,19 @@ template <bool IsMin, class T>
 ReduceResult run_extremum_on_warps(const Kokkos::Cuda& exec, const ReduceCall& c, ReduceScratch& scratch,
                                    std::int64_t resident_warps) {
   using Policy = Kokkos::RangePolicy<Kokkos::Cuda, Kokkos::IndexType<std::int64_t>, Kokkos::LaunchBounds<256>>;
-  // Every warp with elements to read: at most one a 32 elements.
-  const std::size_t warps =
-      std::min<std::size_t>((c.n + warp_lanes - 1) / warp_lanes, static_cast<std::size_t>(resident_warps));
+  using Read = WarpExtrema<IsMin, T>;
+  const T* const x = static_cast<const T*>(c.x);
+  const std::size_t skew = (sizeof(typename Read::Load) - reinterpret_cast<std::uintptr_t>(x) % sizeof(typename Read::Load)) %
+                           sizeof(typename Read::Load) / sizeof(T);
+  const std::size_t head = std::min(c.n, skew), loads = (c.n - head) / Read::V;
+  // A warp a 32 loads at most (the odd elements before and after them go to its first threads).
+  const std::size_t warps = std::min<std::size_t>(std::max<std::size_t>(1, (loads + warp_lanes - 1) / warp_lanes),
+                                                  static_cast<std::size_t>(resident_warps));
   const std::size_t runs = (warps + warp_lanes - 1) / warp_lanes;
   double* const candidates = scratch.partials(2 * warps, exec.cuda_device());  // values, then indices
   double* nodes = nullptr;
   const double* const host_nodes = scratch.nodes(2 * runs, exec.cuda_device(), &nodes);
-  const WarpExtrema<IsMin, T> read{static_cast<const T*>(c.x), c.n, warps * warp_lanes, candidates,
-                                   reinterpret_cast<std::uint64_t*>(candidates + warps)};
+  const Read read{x, c.n, warps * warp_lanes, head, loads, candidates, reinterpret_cast<std::uint64_t*>(candidates + warps)};
   Kokkos::parallel_for("ew::reduce extrema", Policy(exec, 0, static_cast<std::int64_t>(warps * warp_lanes)), read);
   const std::int64_t run_warps = std::min<std::int64_t>(static_cast<std::int64_t>(runs), resident_warps);
   const WarpWinners<IsMin> fold{candidates, reinterpret_cast<const std::uint64_t*>(candidates + warps), nodes,
@@ -379,6 +423,8 @@ ReduceResult run_extremum_on_warps(const Kokkos::Cuda& exec, const ReduceCall& c
   ReduceResult best{host_nodes[0], host_indices[0]};
   for (std::size_t r = 1; r < runs; ++r)
     if (plan::beats(IsMin, host_nodes[r], host_indices[r], best.value, best.index)) best = {host_nodes[r], host_indices[r]};
+  // No element beat the worst value: every element is that value, and the first wins.
+  if (best.index == no_candidate) best = {worst_value<IsMin>(), 0};
   return best;
 }
 

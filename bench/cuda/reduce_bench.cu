@@ -31,8 +31,9 @@
 // method's reading order once the arrays are near the L2's size, 2^24..2^25 of f32).
 //
 // --extrema: min_element and max_element (value and index to the host after every call, as the
-// library returns them) next to cub::DeviceReduce::ArgMin / ArgMax, f32 and f64; GB/s counts
-// the array read once. Each size has its single extremes far into the array: both methods
+// library returns them) next to cub::DeviceReduce::ArgMin / ArgMax, f32 and f64 (f16 and bf16:
+// the library's backends alone; the peer here is built for f32 and f64); GB/s counts the array
+// read once. Each size has its single extremes far into the array: both methods
 // must return their indices (exit 1 otherwise; the data hold no NaN, where the rules differ).
 // Where the library has kokkos on this GPU (a Kokkos built for Cuda), kokkos is timed beside.
 // --only LIST: the reductions (sum, dot, norm2) and dtypes (f32, f64) named in the comma-separated
@@ -357,7 +358,8 @@ bool extrema(ew::Context& ctx, ew::Context* kokkos, const std::vector<int>& expo
   }
   x.upload(host.data(), max_n);
   bool agree = true;
-  const char* dtype = sizeof(T) == 4 ? "f32" : "f64";
+  const char* dtype = ew::to_string(ew::dtype_v<T>);
+  const bool cub_has_it = sizeof(T) >= 4;  // the peer is built for f32 and f64
   const auto median = [reps](const std::function<void()>& call) {
     call();
     std::vector<double> seconds;
@@ -376,8 +378,10 @@ bool extrema(ew::Context& ctx, ew::Context* kokkos, const std::vector<int>& expo
       ew::Extremum<T> ours{};
       ew::bench::ValueIndex theirs{};
       const double t_ours = median([&] { ours = is_min ? ew::min_element<T>(ctx, xs) : ew::max_element<T>(ctx, xs); });
-      const double t_cub = median(
-          [&] { theirs = ew::bench::cub_extremum(is_min, ew::dtype_v<T>, n, x.data(), ctx.native_stream()); });
+      const double t_cub = cub_has_it ? median([&] {
+        theirs = ew::bench::cub_extremum(is_min, ew::dtype_v<T>, n, x.data(), ctx.native_stream());
+      }) : std::nan("");
+      if (!cub_has_it) theirs.index = is_min ? lowest_at(n) : highest_at(n);  // not run: no mismatch
       ew::Extremum<T> kk{};
       const double t_kk = kokkos ? median([&] {
         kk = is_min ? ew::min_element<T>(*kokkos, xs) : ew::max_element<T>(*kokkos, xs);
@@ -390,19 +394,28 @@ bool extrema(ew::Context& ctx, ew::Context* kokkos, const std::vector<int>& expo
         agree = false;
       }
       const double bytes = static_cast<double>(n) * sizeof(T);
-      std::printf("%-5s %s 2^%-2d %-34s %9.1f GB/s %9.2f us  %5.2fx cub  value %.9g index %zu\n", what, dtype, e,
-                  "ew cuda", bytes / t_ours / 1e9, t_ours * 1e6, t_cub / t_ours, static_cast<double>(ours.value),
+      // The time over cub's ("-" where cub has no such data).
+      const auto vs_cub = [&](double t) {
+        char text[16] = "   -  ";
+        if (cub_has_it) std::snprintf(text, sizeof text, "%5.2fx", t_cub / t);
+        return std::string(text);
+      };
+      std::printf("%-5s %-4s 2^%-2d %-34s %9.1f GB/s %9.2f us  %s cub  value %.9g index %zu\n", what, dtype, e,
+                  "ew cuda", bytes / t_ours / 1e9, t_ours * 1e6, vs_cub(t_ours).c_str(), static_cast<double>(ours.value),
                   ours.index);
       if (kokkos)
-        std::printf("%-5s %s 2^%-2d %-34s %9.1f GB/s %9.2f us  %5.2fx cub  %5.2fx ew cuda  index %zu\n", what, dtype, e,
-                    "ew kokkos", bytes / t_kk / 1e9, t_kk * 1e6, t_cub / t_kk, t_ours / t_kk, kk.index);
-      std::printf("%-5s %s 2^%-2d %-34s %9.1f GB/s %9.2f us  %5.2fx cub  value %.9g index %zu\n", what, dtype, e,
-                  "cub::DeviceReduce::ArgMin/ArgMax", bytes / t_cub / 1e9, t_cub * 1e6, 1.0, theirs.value, theirs.index);
+        std::printf("%-5s %-4s 2^%-2d %-34s %9.1f GB/s %9.2f us  %s cub  %5.2fx ew cuda  index %zu\n", what, dtype, e,
+                    "ew kokkos", bytes / t_kk / 1e9, t_kk * 1e6, vs_cub(t_kk).c_str(), t_ours / t_kk, kk.index);
+      if (cub_has_it)
+        std::printf("%-5s %-4s 2^%-2d %-34s %9.1f GB/s %9.2f us  %5.2fx cub  value %.9g index %zu\n", what, dtype, e,
+                    "cub::DeviceReduce::ArgMin/ArgMax", bytes / t_cub / 1e9, t_cub * 1e6, 1.0, theirs.value,
+                    theirs.index);
       if (csv) {
         std::fprintf(csv, "%s,%s,%zu,ew cuda,host-result,%.6e,%.3f,%.17g,\n", what, dtype, n, t_ours,
                      bytes / t_ours / 1e9, static_cast<double>(ours.value));
-        std::fprintf(csv, "%s,%s,%zu,cub::DeviceReduce::ArgMin/ArgMax,host-result,%.6e,%.3f,%.17g,\n", what, dtype, n,
-                     t_cub, bytes / t_cub / 1e9, theirs.value);
+        if (cub_has_it)
+          std::fprintf(csv, "%s,%s,%zu,cub::DeviceReduce::ArgMin/ArgMax,host-result,%.6e,%.3f,%.17g,\n", what, dtype,
+                       n, t_cub, bytes / t_cub / 1e9, theirs.value);
         if (kokkos)
           std::fprintf(csv, "%s,%s,%zu,ew kokkos,host-result,%.6e,%.3f,%.17g,\n", what, dtype, n, t_kk,
                        bytes / t_kk / 1e9, static_cast<double>(kk.value));
@@ -476,7 +489,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (extremes && (!only.sum || !only.dot || !only.norm2 || !f32 || !f64)) {
-    std::fprintf(stderr, "ew-cuda-reduce-bench: --extrema measures min and max of f32 and f64; --only does not apply\n");
+    std::fprintf(stderr, "ew-cuda-reduce-bench: --extrema measures min and max of every dtype; --only does not apply\n");
     return 2;
   }
   if (tunings && !only.sum && !only.dot) {
@@ -507,6 +520,8 @@ int main(int argc, char** argv) {
       }
       bool agree = extrema<float>(ctx, kokkos.get(), exponents, reps, csv);
       agree &= extrema<double>(ctx, kokkos.get(), exponents, reps, csv);
+      agree &= extrema<ew::half>(ctx, kokkos.get(), exponents, reps, csv);
+      agree &= extrema<ew::bfloat16>(ctx, kokkos.get(), exponents, reps, csv);
       if (csv) std::fclose(csv);
       return agree ? 0 : 1;
     }

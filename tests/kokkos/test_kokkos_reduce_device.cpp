@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 #include <cstring>
 #include <vector>
 
@@ -71,42 +72,59 @@ void sums_match_the_plan() {
       }
 }
 
-// min/max against the plan's order over the whole array (reference_extremum), with ties
-// (values in 1/64 steps) and, in a second pass, NaNs and infinities far into the array.
-// Full grids too (warps 0): a grid of up to one warp a 32 elements, most warps then holding
-// one or two elements.
+// min/max against the plan's order over the whole array (reference_extremum), at offsets 0, 1
+// and 3 (elements before the first 16-byte boundary) and on grids of 1, 3 and all warps (a full
+// grid: up to a warp a 32 vectors, most warps then holding one or two). Data: ties (values in
+// 1/64 steps); NaN (16-bit: one with a payload, whose bits the value keeps) and infinities far
+// into the array; subnormals of both signs; every element the worst value (+inf for min, -inf
+// for max), where element 0 wins.
 template <class T>
 void extrema_match_the_plan() {
   const Kokkos::DefaultExecutionSpace exec;
   detail::kokkos::ReduceScratch scratch;
   const std::size_t largest = 70 * plan::block_elements + 3;
-  std::vector<T> xs = random_vector<T>(largest);
-  for (T& v : xs) v = static_cast<T>(std::round(static_cast<double>(v) * 64) / 64);
-  for (bool specials : {false, true}) {
-    if (specials) {
-      xs[40 * plan::block_elements + 7] = static_cast<T>(std::numeric_limits<double>::quiet_NaN());
-      xs[33 * plan::block_elements + 9] = static_cast<T>(std::numeric_limits<double>::infinity());
-      xs[5] = static_cast<T>(-std::numeric_limits<double>::infinity());
-    }
-    const Reachable<T> x(xs);
-    for (std::size_t n : {std::size_t(1), std::size_t(31), plan::block_elements - 1, 33 * plan::block_elements + 5, largest})
-      for (plan::Kind kind : {plan::Kind::min, plan::Kind::max})
-        for (std::int64_t warps : {0, 1, 3}) {
-          detail::ReduceCall c{};
-          c.call = "test";
-          c.kind = kind;
-          c.dtype = dtype_v<T>;
-          c.n = n;
-          c.x = x.view.data();
-          const detail::ReduceResult got = detail::kokkos::run_reduce(exec, c, scratch, warps);
-          double want = 0;
-          std::uint64_t at = 0;
-          plan::reference_extremum(kind == plan::Kind::min, xs.data(), n, &want, &at);
-          EXPECT_TRUE(same_bits(got.value, want) && got.index == at)
-              << to_string(dtype_v<T>) << (kind == plan::Kind::min ? " min" : " max") << " n " << n << " warps "
-              << warps << (specials ? " with NaN and infinities" : "") << ": " << got.value << " @" << got.index
-              << ", plan " << want << " @" << at;
-        }
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<T> ties = random_vector<T>(largest + 3);
+  for (T& v : ties) v = static_cast<T>(std::round(static_cast<double>(v) * 64) / 64);
+  std::vector<T> specials = ties, tiny = ties;
+  specials[40 * plan::block_elements + 7] = static_cast<T>(std::numeric_limits<double>::quiet_NaN());
+  if constexpr (std::is_same_v<T, half>) specials[40 * plan::block_elements + 7] = half::from_bits(0xfd01);
+  if constexpr (std::is_same_v<T, bfloat16>) specials[40 * plan::block_elements + 7] = bfloat16::from_bits(0xffa1);
+  specials[33 * plan::block_elements + 9] = static_cast<T>(inf);
+  specials[5] = static_cast<T>(-inf);
+  // Below the normal range: half's from 2^-14, bfloat16's and float's from 2^-126, double's from 2^-1022.
+  const int least = std::is_same_v<T, half> ? -17 : sizeof(T) == 8 ? -1025 : -129;
+  for (T& v : tiny) v = static_cast<T>(std::ldexp(static_cast<double>(v), least));
+  const struct {
+    const char* what;
+    std::vector<T> data;
+  } cases[] = {{"ties", ties},
+               {"NaN and infinities", specials},
+               {"subnormals", tiny},
+               {"+inf everywhere", std::vector<T>(largest + 3, static_cast<T>(inf))},
+               {"-inf everywhere", std::vector<T>(largest + 3, static_cast<T>(-inf))}};
+  for (const auto& one : cases) {
+    const Reachable<T> x(one.data);
+    for (std::size_t off : {0, 1, 3})
+      for (std::size_t n : {std::size_t(1), std::size_t(31), plan::block_elements - 1, 33 * plan::block_elements + 5, largest})
+        for (plan::Kind kind : {plan::Kind::min, plan::Kind::max})
+          for (std::int64_t warps : {0, 1, 3}) {
+            detail::ReduceCall c{};
+            c.call = "test";
+            c.kind = kind;
+            c.dtype = dtype_v<T>;
+            c.n = n;
+            c.x = x.view.data() + off;
+            const detail::ReduceResult got = detail::kokkos::run_reduce(exec, c, scratch, warps);
+            double want = 0;
+            std::uint64_t at = 0;
+            plan::reference_extremum(kind == plan::Kind::min, one.data.data() + off, n, &want, &at);
+            EXPECT_TRUE(same_bits(got.value, want) && got.index == at)
+                << to_string(dtype_v<T>) << (kind == plan::Kind::min ? " min" : " max") << " of " << one.what << " n "
+                << n << " offset " << off << " warps " << warps << ": " << got.value << " @" << got.index << ", plan "
+                << want << " @" << at;
+            if (::testing::Test::HasFailure()) return;
+          }
   }
 }
 
