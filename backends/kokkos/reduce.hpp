@@ -19,9 +19,10 @@
 // thread a block; bench/cuda/results/h200-2026-11-27-kokkos-reduce).
 //
 // Cuda, min/max: order-free (plan::beats is a total order), so every thread reads the
-// array in grid-stride order (16-bit data as 16-byte vectors), a warp's winner by shuffles, a second launch the winner of
-// each run of 32 warps, the host the winner of the runs (run_extremum_on_warps): 0.93-0.99x
-// the cuda backend at 2^26..2^28 on an H100 and an H200 (0.05-0.34x one thread a block;
+// array in grid-stride order (16-bit data as 16-byte vectors), a warp's winner by shuffles, a
+// second launch the winner of each run of 32 warps, the host the winner of the runs
+// (run_extremum_on_warps): at 2^26..2^28 0.91-1.00x the cuda backend in f32 and f64 and
+// 0.81-0.90x in 16-bit data on an H100 and an H200 (f32 and f64 0.05-0.34x one thread a block;
 // bench/cuda/results/h100-h200-2026-11-27-kokkos-extrema).
 #include <Kokkos_Core.hpp>
 
