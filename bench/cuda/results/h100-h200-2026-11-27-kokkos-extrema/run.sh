@@ -82,30 +82,6 @@ for round in 1 2; do
 done
 grep -E "kokkos|MISMATCH" $OUT/extrema-now-1.txt | head -80
 cd /tmp && tar czf $R/kr3.tgz kr3; ls -la $R
-# ---- final-h200, final-h100 (16-bit data as vectors, f32/f64 element by element, against 4aea5ba) ----
-# kokkos min/max, 16-bit data as vectors and f32/f64 element by element: the reductions' tests on
-# the GPU (direct, suites, memcheck), then ew-cuda-reduce-bench --extrema (f32, f64, f16, bf16)
-# against 4aea5ba (.snap-elem: its tree with this tree's reduce_bench.cu), alternating, 2 rounds each
-set -u
-R=$OUT; export OUT=/tmp/kr4; mkdir -p $OUT
-mkdir -p /tmp/kk && ln -sfn $PWD/.kokkos-cuda /tmp/kk/install
-export KOKKOS_ROOT=/tmp/kk/install
-nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv | tee $OUT/gpu.txt
-bash tools/gpu/prepare.sh build-gpu-kokkos -DEW_ENABLE_KOKKOS=ON -DEW_ENABLE_HIGHWAY=OFF -DKokkos_ROOT=$KOKKOS_ROOT > $OUT/configure.log 2>&1 || { tail $OUT/configure.log; exit 1; }
-( cmake -S .snap-elem -B /tmp/build-old -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=/opt/ewdeps/usr \
-    -DCMAKE_CUDA_ARCHITECTURES=90 -DEW_ENABLE_CUDA=ON -DEW_ENABLE_KOKKOS=ON -DEW_ENABLE_HIGHWAY=OFF -DKokkos_ROOT=$KOKKOS_ROOT \
-    > $OUT/old-configure.log 2>&1 && cmake --build /tmp/build-old -j 6 --target ew-cuda-reduce-bench > $OUT/old-build.log 2>&1; echo "old build rc=$?" > $OUT/old-rc.txt ) &
-time cmake --build build-gpu-kokkos -j 12 --target ew_kokkos_reduce_device_tests ew_reduce_tests ew_kokkos_tests ew-cuda-reduce-bench > $OUT/build.log 2>&1; echo "build rc=$?"
-grep -E "error" $OUT/build.log | head
-export LD_LIBRARY_PATH=$KOKKOS_ROOT/lib:$KOKKOS_ROOT/lib64:/opt/ewdeps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
-build-gpu-kokkos/tests/kokkos/ew_kokkos_reduce_device_tests > $OUT/direct.log 2>&1; echo "direct rc=$?"; tail -3 $OUT/direct.log; grep -m5 "Failure\|plan " $OUT/direct.log
-build-gpu-kokkos/tests/reduce/ew_reduce_tests --gtest_filter='kokkos/*' > $OUT/reduce-kokkos-tests.log 2>&1; echo "suites rc=$?"; tail -2 $OUT/reduce-kokkos-tests.log
-build-gpu-kokkos/tests/kokkos/ew_kokkos_tests --gtest_filter='KokkosBackend.Reductions*' > $OUT/api.log 2>&1; echo "api rc=$?"; tail -2 $OUT/api.log
-timeout 200 compute-sanitizer --tool memcheck --error-exitcode 7 build-gpu-kokkos/tests/kokkos/ew_kokkos_reduce_device_tests --gtest_brief=1 > $OUT/memcheck.log 2>&1; echo "memcheck rc=$?"; tail -2 $OUT/memcheck.log
-wait; cat $OUT/old-rc.txt
-for round in 1 2; do
-  build-gpu-kokkos/bench/cuda/ew-cuda-reduce-bench --extrema --sizes 20..28 --csv $OUT/extrema-now-$round.csv > $OUT/extrema-now-$round.txt 2>&1; echo "now $round rc=$?"
-  /tmp/build-old/bench/cuda/ew-cuda-reduce-bench --extrema --sizes 20..28 --csv $OUT/extrema-before-$round.csv > $OUT/extrema-before-$round.txt 2>&1; echo "before $round rc=$?"
-done
-grep -E "kokkos|MISMATCH" $OUT/extrema-now-1.txt | head -90
-cd /tmp && tar czf $R/kr4.tgz kr4; ls -la $R
+# ---- final-h200, final-h100 ----
+# The vectors-h200 script above again, at 286469a (16-bit data as vectors, f32/f64 element by
+# element), once on each GPU, its logs in /tmp/kr4 instead of /tmp/kr3.
