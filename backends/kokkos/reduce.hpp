@@ -147,6 +147,28 @@ static_assert(warp_lanes == plan::lanes, "a warp's lanes are the plan's lanes");
 constexpr int rows_ahead = 16;  // rows a lane loads before it adds them
 static_assert(plan::block_elements / warp_lanes % rows_ahead == 0, "a block's rows in whole batches");
 
+// The element as the kernels compute with it: float for 16-bit and f32 data, double for f64.
+template <class T>
+using widened_t = std::conditional_t<sizeof(T) == 8, double, float>;
+
+// 16-bit data widened on the device by the hardware, exactly: ew::half's own widening is
+// integer code, a loop for subnormals, and held 16-bit min/max to the issue rate (0.27-0.86x
+// the cuda backend). A NaN stays NaN but may lose its payload, which no result shows: the
+// sums' NaN results are the default NaN (plan::finish_partials), and min/max read the
+// winner's value again.
+template <class T>
+KOKKOS_FORCEINLINE_FUNCTION widened_t<T> widened(T v) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (std::is_same_v<T, half>) {
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(v.bits));
+    return f;
+  }
+  if constexpr (std::is_same_v<T, bfloat16>) return __uint_as_float(static_cast<unsigned>(v.bits) << 16);
+#endif
+  return static_cast<widened_t<T>>(static_cast<double>(v));
+}
+
 // Block b's partials (w of them), a warp each, warps in grid-stride order over the blocks.
 template <plan::Kind K, class T>
 struct WarpBlocks {
@@ -188,11 +210,11 @@ struct WarpBlocks {
           }
 #pragma unroll
           for (int k = 0; k < rows_ahead; ++k)
-            add_term(acc, static_cast<double>(v[k]), K == plan::Kind::dot ? static_cast<double>(u[k]) : 0.0);
+            add_term(acc, widened(v[k]), K == plan::Kind::dot ? widened(u[k]) : widened_t<T>(0));
         }
       } else {
         for (std::size_t i = static_cast<std::size_t>(lane); i < count; i += warp_lanes)
-          add_term(acc, static_cast<double>(x[begin + i]), K == plan::Kind::dot ? static_cast<double>(y[begin + i]) : 0.0);
+          add_term(acc, widened(x[begin + i]), K == plan::Kind::dot ? widened(y[begin + i]) : widened_t<T>(0));
       }
       for (int c = 0; c < w; ++c)
         for (int s = 1; s < warp_lanes; s <<= 1) acc[c] = plan::add(acc[c], __shfl_xor_sync(0xffffffffu, acc[c], s));
@@ -302,8 +324,7 @@ KOKKOS_FORCEINLINE_FUNCTION void warp_winner(double& value, std::uint64_t& index
 
 template <bool IsMin, class T>
 struct WarpExtrema {
-  // 16-bit and f32 data compare as float (exact), f64 as double.
-  using C = std::conditional_t<sizeof(T) == 8, double, float>;
+  using C = widened_t<T>;
   using Load = std::conditional_t<sizeof(T) == 2, uint4, T>;
   static constexpr int V = static_cast<int>(sizeof(Load) / sizeof(T));  // elements a load
   static constexpr int ahead = V == 1 ? 16 : 8;                         // loads written before their compares
@@ -312,22 +333,6 @@ struct WarpExtrema {
   std::size_t head, loads;  // the odd elements before the first load; the loads from there
   double* values;           // a candidate a warp
   std::uint64_t* indices;
-
-  // The value to compare: exact, and on the device by the hardware (ew::half's own widening is
-  // integer code, a loop for subnormals, which would bind 16-bit data to the issue rate). A NaN
-  // stays NaN; its payload does not matter to the compares (the candidate's value is read again).
-  KOKKOS_FORCEINLINE_FUNCTION static C compared(T v) {
-#if defined(__CUDA_ARCH__)
-    if constexpr (std::is_same_v<T, half>) {
-      float f;
-      asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(v.bits));
-      return f;
-    } else if constexpr (std::is_same_v<T, bfloat16>) {
-      return __uint_as_float(static_cast<unsigned>(v.bits) << 16);
-    }
-#endif
-    return static_cast<C>(static_cast<double>(v));
-  }
 
   KOKKOS_INLINE_FUNCTION void operator()(std::int64_t t) const {
 #if defined(__CUDA_ARCH__)
@@ -344,9 +349,9 @@ struct WarpExtrema {
       static_assert(sizeof(e) == sizeof(w), "V elements a load");
       memcpy(e, &w, sizeof(w));
 #pragma unroll
-      for (int k = 0; k < V; ++k) visit(compared(e[k]), head + j * V + k);
+      for (int k = 0; k < V; ++k) visit(widened(e[k]), head + j * V + k);
     };
-    if (me < head) visit(compared(x[me]), me);
+    if (me < head) visit(widened(x[me]), me);
     const Load* const xl = reinterpret_cast<const Load*>(x + head);
     std::size_t j = me;
     for (; j + (ahead - 1) * threads < loads; j += ahead * threads) {
@@ -361,7 +366,7 @@ struct WarpExtrema {
       visit_load(w, j);
     }
     const std::size_t tail = head + loads * V;
-    if (me < n - tail) visit(compared(x[tail + me]), tail + me);
+    if (me < n - tail) visit(widened(x[tail + me]), tail + me);
     double value = static_cast<double>(best);
     // 16-bit data: the candidate's value widened as every backend widens it (NaN payloads too).
     if constexpr (sizeof(T) == 2)

@@ -136,6 +136,8 @@ TEST(KokkosReduce, FewWarpsTakeBlocksAndRunsInTurn) {
   const Context ctx(Backend::kokkos);  // Kokkos initialized by the library
   sums_match_the_plan<float>();
   sums_match_the_plan<double>();
+  sums_match_the_plan<half>();  // widened by the hardware on the device
+  sums_match_the_plan<bfloat16>();
 }
 
 TEST(KokkosReduce, ExtremaOnAnyGridAreThePlansWinner) {
