@@ -22,8 +22,8 @@
 // array in grid-stride order (16-bit data as 16-byte vectors), a warp's winner by shuffles, a
 // second launch the winner of each run of 32 warps, the host the winner of the runs
 // (run_extremum_on_warps): at 2^26..2^28 0.91-1.00x the cuda backend in f32 and f64 and
-// 0.81-0.90x in 16-bit data on an H100 and an H200 (f32 and f64 0.05-0.34x one thread a block;
-// bench/cuda/results/h100-h200-2026-11-27-kokkos-extrema).
+// 0.81-0.90x in 16-bit data on an H100 and an H200 (f32 and f64 on the H100 0.14-0.34x one
+// thread a block; bench/cuda/results/h100-h200-2026-11-27-kokkos-extrema, where the figures live).
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
@@ -152,8 +152,8 @@ template <class T>
 using widened_t = std::conditional_t<sizeof(T) == 8, double, float>;
 
 // 16-bit data widened on the device by the hardware, exactly: ew::half's own widening is
-// integer code, a loop for subnormals, and held 16-bit min/max to the issue rate (0.27-0.86x
-// the cuda backend). A NaN stays NaN but may lose its payload, which no result shows: the
+// integer code, a loop for subnormals, and held 16-bit min/max to the issue rate, far below
+// the cuda backend. A NaN stays NaN but may lose its payload, which no result shows: the
 // sums' NaN results are the default NaN (plan::finish_partials), and min/max read the
 // winner's value again.
 template <class T>
@@ -293,9 +293,8 @@ ReduceResult run_sum_on_warps(const Kokkos::Cuda& exec, const ReduceCall& c, Red
 // written before its compares: f32 and f64 element by element (a coalesced row of the warp a
 // load), 16-bit data as 16-byte vectors of 8, whose odd elements before the first 16-byte
 // boundary and after the last vector the first threads take before and after their vectors.
-// (2-byte loads held 16-bit data to 0.27-0.86x the cuda backend; vectors of f32 and f64 read
-// 3-7 % slower than their elements at 2^25..2^28 on an H200: bench/cuda/results/
-// h100-h200-2026-11-27-kokkos-extrema.) A thread thus meets its elements in increasing order
+// (2-byte loads held 16-bit data far below the cuda backend; vectors of f32 and f64 read a few
+// per cent slower than their elements at 2^25..2^28 on an H200.) A thread thus meets its elements in increasing order
 // and keeps only strictly better ones: equal values keep the first index, and a NaN, once
 // held, is beaten by nothing. It starts from (worst, no index), which every element but the
 // worst value itself beats: a thread that finds nothing better offers no candidate, and where
@@ -362,7 +361,7 @@ struct WarpExtrema {
       for (int k = 0; k < ahead; ++k) visit_load(w[k], j + k * threads);
     }
     for (; j < loads; j += threads) {
-      const Load w = xl[j];  // one load (a vector passed on as a reference became 16 byte loads)
+      const Load w = xl[j];  // one load: a vector passed on by reference became sixteen 1-byte loads
       visit_load(w, j);
     }
     const std::size_t tail = head + loads * V;
@@ -379,25 +378,22 @@ struct WarpExtrema {
   }
 };
 
-// The winner of each aligned run of 32 candidates, a warp a run.
+// The winner of each aligned run of 32 candidates, a warp a run (no more runs than a grid
+// holds warps: every run has its warp).
 template <bool IsMin>
 struct WarpWinners {
   const double* values;
   const std::uint64_t* indices;
   double* run_values;
   std::uint64_t* run_indices;
-  std::size_t candidates, runs;
-  std::int64_t warps;
+  std::size_t candidates;
 
   KOKKOS_INLINE_FUNCTION void operator()(std::int64_t t) const {
-    const int lane = static_cast<int>(t % warp_lanes);
-    for (std::size_t r = static_cast<std::size_t>(t / warp_lanes); r < runs; r += static_cast<std::size_t>(warps)) {
-      const std::size_t i = r * warp_lanes + lane;
-      double value = i < candidates ? values[i] : worst_value<IsMin>();
-      std::uint64_t index = i < candidates ? indices[i] : no_candidate;
-      warp_winner<IsMin>(value, index);
-      if (lane == 0) run_values[r] = value, run_indices[r] = index;
-    }
+    const std::size_t r = static_cast<std::size_t>(t / warp_lanes), i = static_cast<std::size_t>(t);
+    double value = i < candidates ? values[i] : worst_value<IsMin>();
+    std::uint64_t index = i < candidates ? indices[i] : no_candidate;
+    warp_winner<IsMin>(value, index);
+    if (t % warp_lanes == 0) run_values[r] = value, run_indices[r] = index;
   }
 };
 
@@ -406,29 +402,32 @@ ReduceResult run_extremum_on_warps(const Kokkos::Cuda& exec, const ReduceCall& c
                                    std::int64_t resident_warps) {
   using Policy = Kokkos::RangePolicy<Kokkos::Cuda, Kokkos::IndexType<std::int64_t>, Kokkos::LaunchBounds<256>>;
   using Read = WarpExtrema<IsMin, T>;
+  using Load = typename Read::Load;
   const T* const x = static_cast<const T*>(c.x);
-  const std::size_t skew = (sizeof(typename Read::Load) - reinterpret_cast<std::uintptr_t>(x) % sizeof(typename Read::Load)) %
-                           sizeof(typename Read::Load) / sizeof(T);
+  const std::size_t past = reinterpret_cast<std::uintptr_t>(x) % sizeof(Load);  // bytes past a load's boundary
+  const std::size_t skew = (sizeof(Load) - past) % sizeof(Load) / sizeof(T);
   const std::size_t head = std::min(c.n, skew), loads = (c.n - head) / Read::V;
-  // A warp a 32 loads at most (the odd elements before and after them go to its first threads).
+  // At most a warp for every 32 loads, and at least one (whose first threads take the odd
+  // elements at either end).
   const std::size_t warps = std::min<std::size_t>(std::max<std::size_t>(1, (loads + warp_lanes - 1) / warp_lanes),
                                                   static_cast<std::size_t>(resident_warps));
   const std::size_t runs = (warps + warp_lanes - 1) / warp_lanes;
   double* const candidates = scratch.partials(2 * warps, exec.cuda_device());  // values, then indices
+  auto* const candidate_indices = reinterpret_cast<std::uint64_t*>(candidates + warps);
   double* nodes = nullptr;
   const double* const host_nodes = scratch.nodes(2 * runs, exec.cuda_device(), &nodes);
-  const Read read{x, c.n, warps * warp_lanes, head, loads, candidates, reinterpret_cast<std::uint64_t*>(candidates + warps)};
+  const Read read{x, c.n, warps * warp_lanes, head, loads, candidates, candidate_indices};
   Kokkos::parallel_for("ew::reduce extrema", Policy(exec, 0, static_cast<std::int64_t>(warps * warp_lanes)), read);
-  const std::int64_t run_warps = std::min<std::int64_t>(static_cast<std::int64_t>(runs), resident_warps);
-  const WarpWinners<IsMin> fold{candidates, reinterpret_cast<const std::uint64_t*>(candidates + warps), nodes,
-                                reinterpret_cast<std::uint64_t*>(nodes + runs), warps, runs, run_warps};
-  Kokkos::parallel_for("ew::reduce extrema runs", Policy(exec, 0, run_warps * warp_lanes), fold);
+  const WarpWinners<IsMin> fold{candidates, candidate_indices, nodes, reinterpret_cast<std::uint64_t*>(nodes + runs),
+                                warps};
+  Kokkos::parallel_for("ew::reduce extrema runs", Policy(exec, 0, static_cast<std::int64_t>(runs * warp_lanes)), fold);
   check_cuda(cudaGetLastError(), "a reduction's kernels");  // as run_sum_on_warps
   check_cuda(cudaStreamSynchronize(exec.cuda_stream()), "cudaStreamSynchronize");
   const std::uint64_t* const host_indices = reinterpret_cast<const std::uint64_t*>(host_nodes + runs);
   ReduceResult best{host_nodes[0], host_indices[0]};
   for (std::size_t r = 1; r < runs; ++r)
-    if (plan::beats(IsMin, host_nodes[r], host_indices[r], best.value, best.index)) best = {host_nodes[r], host_indices[r]};
+    if (plan::beats(IsMin, host_nodes[r], host_indices[r], best.value, best.index))
+      best = {host_nodes[r], host_indices[r]};
   // No element beat the worst value: every element is that value, and the first wins.
   if (best.index == no_candidate) best = {worst_value<IsMin>(), 0};
   return best;

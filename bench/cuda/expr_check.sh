@@ -16,7 +16,7 @@
 # CUDA 13) a second build, build-gpu-kokkos, runs the expression tests on kokkos on the GPU
 # (tests/expr's kokkos/* cases, the walk's tests, on the host and, WalksOnTheGpu, on the GPU,
 # ew_kokkos_tests; the reductions' kokkos/* cases and their warp kernels' own tests; memcheck
-# of the random expressions and of the reductions, memcheck and racecheck of WalksOnTheGpu,
+# of the random expressions and of the reductions' warp kernels, memcheck and racecheck of WalksOnTheGpu,
 # whose tile and staged walks use shared memory) and
 # ew-roofline's expressions section with kokkos and cuda side by side.
 # Usage, from the repository root on a GPU machine (see docs/gpu.md):
@@ -97,7 +97,7 @@ if [[ -n ${KOKKOS_ROOT:-} ]]; then
     { tail -60 "$out/expr-kokkos-build.log"; exit 1; }
   build-gpu-kokkos/tools/ew-info | tee "$out/expr-kokkos-ew-info.log"
   grep -Eq "kokkos +usable .*Cuda" "$out/expr-kokkos-ew-info.log" || { echo "kokkos does not run on Cuda"; status=1; }
-  step "ctest: expressions on kokkos on the GPU"
+  step "ctest: kokkos on the GPU (expressions, reductions)"
   ctest --test-dir build-gpu-kokkos -L kokkos -LE huge --output-on-failure -j 4 \
     --timeout 900 > "$out/expr-kokkos-ctest.log" 2>&1 || status=1
   tail -15 "$out/expr-kokkos-ctest.log"
@@ -108,7 +108,9 @@ if [[ -n ${KOKKOS_ROOT:-} ]]; then
   grep -E "SUMMARY|tests ran|FAILED" "$out/expr-kokkos-memcheck.log"
   # The reductions' warp kernels (no shared memory: memcheck alone), their grids capped and full.
   step "compute-sanitizer memcheck: kokkos reductions"
-  timeout -k 10 600 compute-sanitizer --tool memcheck --error-exitcode 7     build-gpu-kokkos/tests/kokkos/ew_kokkos_reduce_device_tests --gtest_brief=1     > "$out/reduce-kokkos-memcheck.log" 2>&1 || { echo "FAILED: memcheck (rc $?)"; status=1; }
+  timeout -k 10 600 compute-sanitizer --tool memcheck --error-exitcode 7 \
+    build-gpu-kokkos/tests/kokkos/ew_kokkos_reduce_device_tests --gtest_brief=1 \
+    > "$out/reduce-kokkos-memcheck.log" 2>&1 || { echo "FAILED: memcheck (rc $?)"; status=1; }
   grep -q "2 tests from" "$out/reduce-kokkos-memcheck.log" || { echo "FAILED: memcheck ran no reduction test"; status=1; }
   grep -E "SUMMARY|tests ran|FAILED" "$out/reduce-kokkos-memcheck.log"
   # The walks on the GPU (the tile walk asked for, and the chosen ones), whose tile and staged

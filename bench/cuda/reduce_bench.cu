@@ -33,9 +33,10 @@
 // --extrema: min_element and max_element (value and index to the host after every call, as the
 // library returns them) next to cub::DeviceReduce::ArgMin / ArgMax, f32 and f64 (f16 and bf16:
 // the library's backends alone; the peer here is built for f32 and f64); GB/s counts the array
-// read once. Each size has its single extremes far into the array: both methods
-// must return their indices (exit 1 otherwise; the data hold no NaN, where the rules differ).
-// Where the library has kokkos on this GPU (a Kokkos built for Cuda), kokkos is timed beside.
+// read once. Each size has its single extremes far into the array: every method must return
+// their indices (exit 1 otherwise; the data hold no NaN, where the rules differ). Where the
+// library has kokkos on this GPU (a Kokkos built for Cuda), kokkos is timed beside, its value
+// bit for bit as cuda's.
 // --only LIST: the reductions (sum, dot, norm2) and dtypes (f32, f64) named in the comma-separated
 // LIST (a kind of name left out: all of that kind), e.g. --only sum,f32 for a profiler's run.
 //   ew-cuda-reduce-bench [--sizes 20..28] [--reps 30] [--csv FILE] [--only LIST] [--device-result [--cold] | --sweep | --extrema]
@@ -381,16 +382,20 @@ bool extrema(ew::Context& ctx, ew::Context* kokkos, const std::vector<int>& expo
       const double t_cub = cub_has_it ? median([&] {
         theirs = ew::bench::cub_extremum(is_min, ew::dtype_v<T>, n, x.data(), ctx.native_stream());
       }) : std::nan("");
-      if (!cub_has_it) theirs.index = is_min ? lowest_at(n) : highest_at(n);  // not run: no mismatch
       ew::Extremum<T> kk{};
       const double t_kk = kokkos ? median([&] {
         kk = is_min ? ew::min_element<T>(*kokkos, xs) : ew::max_element<T>(*kokkos, xs);
       }) : 0.0;
       const char* what = is_min ? "min" : "max";
       const std::size_t want = is_min ? lowest_at(n) : highest_at(n);
-      if (ours.index != want || theirs.index != want || (kokkos && kk.index != want)) {
-        std::printf("%-5s %s 2^%-2d INDEX MISMATCH: ew %zu, cub %zu, kokkos %zu, expected %zu\n", what, dtype, e,
-                    ours.index, theirs.index, kk.index, want);
+      // Every method's index; kokkos's value bit for bit as cuda's (the same bits everywhere).
+      std::string wrong;
+      if (ours.index != want) wrong += " ew " + std::to_string(ours.index);
+      if (cub_has_it && theirs.index != want) wrong += " cub " + std::to_string(theirs.index);
+      if (kokkos && (kk.index != want || std::memcmp(&kk.value, &ours.value, sizeof(T)) != 0))
+        wrong += " kokkos " + std::to_string(kk.index) + " value " + std::to_string(static_cast<double>(kk.value));
+      if (!wrong.empty()) {
+        std::printf("%-5s %s 2^%-2d MISMATCH, expected index %zu:%s\n", what, dtype, e, want, wrong.c_str());
         agree = false;
       }
       const double bytes = static_cast<double>(n) * sizeof(T);

@@ -1,16 +1,17 @@
 // The kokkos backend's reductions called directly (internals: backends/kokkos/reduce.hpp), bit
 // for bit against the plan's reference (ew_internal/reduce_plan.hpp) computed here. On a GPU
-// build of Kokkos the grids are capped at 1 and 3 warps, so that each warp takes several
+// build of Kokkos the sums' grids are capped at 1 and 3 warps, so that each warp takes several
 // blocks and several runs of 32 blocks in turn, which full-size grids do only past 2^29
-// elements (and min/max: many elements a thread). Host spaces take the block walk, which is the plan's reference code itself (the
-// public-API tests compare it with the scalar backend): skipped there.
+// elements; min/max run on those grids (many elements a thread) and on full ones. Host spaces
+// take the block walk, which is the plan's reference code itself (the public-API tests compare
+// it with the scalar backend): skipped there.
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <type_traits>
-#include <cstring>
 #include <vector>
 
 #include "reduce.hpp"
@@ -48,65 +49,97 @@ double reference(plan::Kind kind, const std::vector<T>& x, const std::vector<T>&
   return plan::finish_partials(kind, f64, partials.data(), blocks);
 }
 
+// Arrays of n elements, by name: random; ties (values in 1/64 steps); NaNs (two, 256 elements
+// apart: one thread of a one-warp grid meets both; 16-bit data with payloads, whose bits
+// min/max keep) and infinities far into the array; subnormals of both signs; ascending and
+// descending (a winner at either end); signed zeros (all >= 0, the first zero -0); every
+// element +inf, or -inf (the worst value of min, of max: element 0 wins). The sums take the
+// random, NaN and subnormal arrays (`sums`).
+template <class T>
+struct TestArray {
+  const char* what;
+  std::vector<T> data;
+  bool sums;
+};
+template <class T>
+std::vector<TestArray<T>> test_arrays(std::size_t n) {
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<T> random = random_vector<T>(n), ties = random, nans = random, tiny = random, up(n), down(n), zeros(n);
+  for (T& v : ties) v = static_cast<T>(std::round(static_cast<double>(v) * 64) / 64);
+  const std::size_t far = n / 3 * 2;
+  nans[far] = nans[far + 256] = static_cast<T>(std::numeric_limits<double>::quiet_NaN());
+  if constexpr (std::is_same_v<T, half>) nans[far] = half::from_bits(0xfd01), nans[far + 256] = half::from_bits(0x7e02);
+  if constexpr (std::is_same_v<T, bfloat16>)
+    nans[far] = bfloat16::from_bits(0xffa1), nans[far + 256] = bfloat16::from_bits(0x7fc2);
+  nans[n / 2 + 9] = static_cast<T>(inf);
+  nans[5] = static_cast<T>(-inf);
+  // Below the normal range: half's from 2^-14, bfloat16's and float's from 2^-126, double's from 2^-1022.
+  const int least = std::is_same_v<T, half> ? -17 : sizeof(T) == 8 ? -1025 : -129;
+  for (T& v : tiny) v = static_cast<T>(std::ldexp(static_cast<double>(v), least));
+  for (std::size_t i = 0; i < n; ++i) {
+    up[i] = static_cast<T>(static_cast<double>(i) / 64);  // 16-bit data: ties where rounding meets
+    down[i] = static_cast<T>(-static_cast<double>(i) / 64);
+    zeros[i] = static_cast<T>(std::fabs(static_cast<double>(ties[i])));
+  }
+  for (T& v : zeros)
+    if (static_cast<double>(v) == 0) {
+      v = static_cast<T>(-0.0);
+      break;
+    }
+  return {{"random", random, true},
+          {"ties", ties, false},
+          {"NaNs and infinities", nans, true},
+          {"subnormals", tiny, true},
+          {"ascending", up, false},
+          {"descending", down, false},
+          {"signed zeros", zeros, false},
+          {"+inf everywhere", std::vector<T>(n, static_cast<T>(inf)), false},
+          {"-inf everywhere", std::vector<T>(n, static_cast<T>(-inf)), false}};
+}
+
 template <class T>
 void sums_match_the_plan() {
   const Kokkos::DefaultExecutionSpace exec;
   detail::kokkos::ReduceScratch scratch;
   const std::size_t largest = 70 * plan::block_elements + 3;
-  const std::vector<T> xs = random_vector<T>(largest), ys = random_vector<T>(largest);
-  const Reachable<T> x(xs), y(ys);
-  for (std::size_t n : {std::size_t(1), plan::block_elements - 1, 33 * plan::block_elements + 5, largest})
-    for (plan::Kind kind : {plan::Kind::sum, plan::Kind::asum, plan::Kind::dot, plan::Kind::norm2})
-      for (std::int64_t warps : {1, 3}) {
-        detail::ReduceCall c{};
-        c.call = "test";
-        c.kind = kind;
-        c.dtype = dtype_v<T>;
-        c.n = n;
-        c.x = x.view.data();
-        c.y = kind == plan::Kind::dot ? y.view.data() : nullptr;
-        const double got = detail::kokkos::run_reduce(exec, c, scratch, warps).value;
-        const double want = reference<T>(kind, xs, ys, n);
-        EXPECT_TRUE(same_bits(got, want)) << to_string(dtype_v<T>) << " kind " << static_cast<int>(kind) << " n " << n
-                                          << " warps " << warps << ": " << got << ", plan " << want;
-      }
+  const std::vector<T> ys = random_vector<T>(largest);
+  const Reachable<T> y(ys);
+  for (const TestArray<T>& one : test_arrays<T>(largest)) {
+    if (!one.sums) continue;
+    const Reachable<T> x(one.data);
+    for (std::size_t n : {std::size_t(1), plan::block_elements - 1, 33 * plan::block_elements + 5, largest})
+      for (plan::Kind kind : {plan::Kind::sum, plan::Kind::asum, plan::Kind::dot, plan::Kind::norm2})
+        for (std::int64_t warps : {1, 3}) {
+          detail::ReduceCall c{};
+          c.call = "test";
+          c.kind = kind;
+          c.dtype = dtype_v<T>;
+          c.n = n;
+          c.x = x.view.data();
+          c.y = kind == plan::Kind::dot ? y.view.data() : nullptr;
+          const double got = detail::kokkos::run_reduce(exec, c, scratch, warps).value;
+          const double want = reference<T>(kind, one.data, ys, n);
+          EXPECT_TRUE(same_bits(got, want)) << to_string(dtype_v<T>) << " kind " << static_cast<int>(kind) << " of "
+                                            << one.what << " n " << n << " warps " << warps << ": " << got
+                                            << ", plan " << want;
+        }
+  }
 }
 
-// min/max against the plan's order over the whole array (reference_extremum), at offsets 0, 1
-// and 3 (elements before the first 16-byte boundary) and on grids of 1, 3 and all warps (a full
-// grid: up to a warp a 32 vectors, most warps then holding one or two). Data: ties (values in
-// 1/64 steps); NaN (16-bit: one with a payload, whose bits the value keeps) and infinities far
-// into the array; subnormals of both signs; every element the worst value (+inf for min, -inf
-// for max), where element 0 wins.
+// min/max against the plan's order over the whole array (reference_extremum), every array of
+// test_arrays, at offsets 0, 1 and 3 (16-bit data: odd elements before the first 16-byte
+// boundary) and on grids of 1, 3 and all warps (a full grid: up to a warp a 32 loads, most
+// warps then holding a few).
 template <class T>
 void extrema_match_the_plan() {
   const Kokkos::DefaultExecutionSpace exec;
   detail::kokkos::ReduceScratch scratch;
   const std::size_t largest = 70 * plan::block_elements + 3;
-  const double inf = std::numeric_limits<double>::infinity();
-  std::vector<T> ties = random_vector<T>(largest + 3);
-  for (T& v : ties) v = static_cast<T>(std::round(static_cast<double>(v) * 64) / 64);
-  std::vector<T> specials = ties, tiny = ties;
-  specials[40 * plan::block_elements + 7] = static_cast<T>(std::numeric_limits<double>::quiet_NaN());
-  if constexpr (std::is_same_v<T, half>) specials[40 * plan::block_elements + 7] = half::from_bits(0xfd01);
-  if constexpr (std::is_same_v<T, bfloat16>) specials[40 * plan::block_elements + 7] = bfloat16::from_bits(0xffa1);
-  specials[33 * plan::block_elements + 9] = static_cast<T>(inf);
-  specials[5] = static_cast<T>(-inf);
-  // Below the normal range: half's from 2^-14, bfloat16's and float's from 2^-126, double's from 2^-1022.
-  const int least = std::is_same_v<T, half> ? -17 : sizeof(T) == 8 ? -1025 : -129;
-  for (T& v : tiny) v = static_cast<T>(std::ldexp(static_cast<double>(v), least));
-  const struct {
-    const char* what;
-    std::vector<T> data;
-  } cases[] = {{"ties", ties},
-               {"NaN and infinities", specials},
-               {"subnormals", tiny},
-               {"+inf everywhere", std::vector<T>(largest + 3, static_cast<T>(inf))},
-               {"-inf everywhere", std::vector<T>(largest + 3, static_cast<T>(-inf))}};
-  for (const auto& one : cases) {
+  for (const TestArray<T>& one : test_arrays<T>(largest + 3)) {
     const Reachable<T> x(one.data);
     for (std::size_t off : {0, 1, 3})
-      for (std::size_t n : {std::size_t(1), std::size_t(31), plan::block_elements - 1, 33 * plan::block_elements + 5, largest})
+      for (std::size_t n : {std::size_t(1), std::size_t(31), plan::block_elements - 1, 33 * plan::block_elements + 5,
+                            largest})
         for (plan::Kind kind : {plan::Kind::min, plan::Kind::max})
           for (std::int64_t warps : {0, 1, 3}) {
             detail::ReduceCall c{};
