@@ -107,22 +107,24 @@ void sums_match_the_plan() {
   for (const TestArray<T>& one : test_arrays<T>(largest)) {
     if (!one.sums) continue;
     const Reachable<T> x(one.data);
-    for (std::size_t n : {std::size_t(1), plan::block_elements - 1, 33 * plan::block_elements + 5, largest})
-      for (plan::Kind kind : {plan::Kind::sum, plan::Kind::asum, plan::Kind::dot, plan::Kind::norm2})
-        for (std::int64_t warps : {1, 3}) {
-          detail::ReduceCall c{};
-          c.call = "test";
-          c.kind = kind;
-          c.dtype = dtype_v<T>;
-          c.n = n;
-          c.x = x.view.data();
-          c.y = kind == plan::Kind::dot ? y.view.data() : nullptr;
-          const double got = detail::kokkos::run_reduce(exec, c, scratch, warps).value;
-          const double want = reference<T>(kind, one.data, ys, n);
-          EXPECT_TRUE(same_bits(got, want)) << to_string(dtype_v<T>) << " kind " << static_cast<int>(kind) << " of "
-                                            << one.what << " n " << n << " warps " << warps << ": " << got
-                                            << ", plan " << want;
-        }
+    for (std::size_t off : {0, 1})  // 16-bit data: rows as 16-byte vectors, or element by element
+      for (std::size_t n : {std::size_t(1), plan::block_elements - 1, 33 * plan::block_elements + 5, largest - 1})
+        for (plan::Kind kind : {plan::Kind::sum, plan::Kind::asum, plan::Kind::dot, plan::Kind::norm2})
+          for (std::int64_t warps : {1, 3}) {
+            detail::ReduceCall c{};
+            c.call = "test";
+            c.kind = kind;
+            c.dtype = dtype_v<T>;
+            c.n = n;
+            c.x = x.view.data() + off;
+            c.y = kind == plan::Kind::dot ? y.view.data() + off : nullptr;
+            const double got = detail::kokkos::run_reduce(exec, c, scratch, warps).value;
+            const std::vector<T> xo(one.data.begin() + off, one.data.end()), yo(ys.begin() + off, ys.end());
+            const double want = reference<T>(kind, xo, yo, n);
+            EXPECT_TRUE(same_bits(got, want)) << to_string(dtype_v<T>) << " kind " << static_cast<int>(kind) << " of "
+                                              << one.what << " n " << n << " offset " << off << " warps " << warps
+                                              << ": " << got << ", plan " << want;
+          }
   }
 }
 
