@@ -14,8 +14,7 @@
 // lane 0 writes the block's partials). A second launch folds aligned runs of 32 partials
 // the same way into their tree nodes, past the array's end a left node standing alone as
 // the canonical tree has it; the host combines the runs' nodes by the tree (every aligned
-// power-of-two run of blocks is a node of it: the same root). 16-bit data: a group of 4
-// threads a block, 8 of its lanes a thread, a row's 16 bytes in one load (GroupBlocks).
+// power-of-two run of blocks is a node of it: the same root).
 // On an H200 the sums read 0.89-0.98x the cuda backend's speed at 2^24..2^28 (0.04-0.25x one
 // thread a block; bench/cuda/results/h200-2026-11-27-kokkos-reduce).
 //
@@ -228,86 +227,6 @@ struct WarpBlocks {
   }
 };
 
-// 16-bit data: a lane's 2 bytes a row (64 bytes a warp's load) held WarpBlocks to 0.77-0.87x
-// the cuda backend at 2^26..2^28 (bench/cuda/results/h100-h200-2026-11-27-kokkos-extrema). Here
-// a group of 4 threads takes a plan block, each thread 8 of its lanes (plan lanes 8s..8s+7, s
-// the thread's place in the group) and their 16 bytes of every row in one load, as the cuda
-// backend's 16-bit shape does; a warp takes 8 blocks at a time, in grid-stride order. A thread
-// adds its 8 lanes' node by the tree, then the group's 4 nodes by xor shuffles: the block's
-// partial, the same tree as WarpBlocks' (every aligned power-of-two range of lanes is a node).
-// Vectors: x (and y) 16-byte aligned, so that every row's 8 elements are one load (blocks are
-// 4 KiB apart); otherwise 8 loads of an element.
-template <plan::Kind K, class T, bool Vectors>
-struct GroupBlocks {
-  static_assert(sizeof(T) == 2 && plan::width(K, false) == 1, "16-bit data: one partial a block");
-  static constexpr int per_thread = 8, group = warp_lanes / per_thread, blocks_a_warp = warp_lanes / group;
-  static constexpr int ahead = 4;  // rows loaded before their adds (64 bytes a thread and operand)
-  const T* x;
-  const T* y;
-  std::size_t n, blocks;
-  std::int64_t warps;
-  double* partials;
-
-  KOKKOS_FORCEINLINE_FUNCTION static void load(const T* p, T (&e)[per_thread]) {
-    if constexpr (Vectors) {
-#if defined(__CUDA_ARCH__)  // (the kernel runs on the device alone)
-      const uint4 w = *reinterpret_cast<const uint4*>(p);
-      memcpy(e, &w, sizeof(w));
-#endif
-    } else {
-      for (int k = 0; k < per_thread; ++k) e[k] = p[k];
-    }
-  }
-
-  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t t) const {
-#if defined(__CUDA_ARCH__)
-    using Blocks = WarpBlocks<K, T>;  // its terms
-    const int lane = static_cast<int>(t % warp_lanes), place = lane % group;
-    constexpr int rows = static_cast<int>(plan::block_elements) / warp_lanes;
-    const std::size_t sets = (blocks + blocks_a_warp - 1) / blocks_a_warp;
-    for (std::size_t q = static_cast<std::size_t>(t / warp_lanes); q < sets; q += static_cast<std::size_t>(warps)) {
-      const std::size_t b = q * blocks_a_warp + static_cast<std::size_t>(lane / group);
-      double acc[per_thread];
-      for (int k = 0; k < per_thread; ++k) acc[k] = 0.0;
-      if (b < blocks) {  // the same for the group's 4 threads
-        const std::size_t begin = b * plan::block_elements;
-        const std::size_t count = n - begin < plan::block_elements ? n - begin : plan::block_elements;
-        const std::size_t first = begin + static_cast<std::size_t>(place * per_thread);
-        if (count == plan::block_elements) {
-          for (int r0 = 0; r0 < rows; r0 += ahead) {
-            T v[ahead][per_thread], u[ahead][per_thread];
-#pragma unroll
-            for (int r = 0; r < ahead; ++r) {
-              load(x + first + (r0 + r) * warp_lanes, v[r]);
-              if constexpr (K == plan::Kind::dot) load(y + first + (r0 + r) * warp_lanes, u[r]);
-            }
-#pragma unroll
-            for (int r = 0; r < ahead; ++r)
-#pragma unroll
-              for (int k = 0; k < per_thread; ++k)
-                Blocks::add_term(&acc[k], widened(v[r][k]), K == plan::Kind::dot ? widened(u[r][k]) : 0.0f);
-          }
-        } else {
-          for (int r = 0; r < rows; ++r)
-            for (int k = 0; k < per_thread; ++k) {
-              const std::size_t i = static_cast<std::size_t>(r * warp_lanes + place * per_thread + k);
-              if (i < count)
-                Blocks::add_term(&acc[k], widened(x[begin + i]), K == plan::Kind::dot ? widened(y[begin + i]) : 0.0f);
-            }
-        }
-      }
-      for (int s = 1; s < per_thread; s <<= 1)
-        for (int k = 0; k < per_thread; k += 2 * s) acc[k] = plan::add(acc[k], acc[k + s]);
-      double node = acc[0];
-      for (int s = 1; s < group; s <<= 1) node = plan::add(node, __shfl_xor_sync(0xffffffffu, node, s));
-      if (place == 0 && b < blocks) partials[b] = node;
-    }
-#else
-    (void)t;
-#endif
-  }
-};
-
 // The node of each aligned run of 32 partials, a warp a run.
 struct WarpRuns {
   const double* partials;
@@ -354,24 +273,10 @@ ReduceResult run_sum_on_warps(const Kokkos::Cuda& exec, const ReduceCall& c, Red
   double* const partials = scratch.partials(blocks * w, exec.cuda_device());
   double* nodes = nullptr;
   const double* const host_nodes = scratch.nodes(runs * w, exec.cuda_device(), &nodes);
-  const T* const x = static_cast<const T*>(c.x);
-  const T* const y = static_cast<const T*>(c.y);
-  if constexpr (sizeof(T) == 2) {  // 16-bit data: 8 blocks a warp (GroupBlocks)
-    using Vectors = GroupBlocks<K, T, true>;
-    const auto sets = static_cast<std::int64_t>((blocks + Vectors::blocks_a_warp - 1) / Vectors::blocks_a_warp);
-    const std::int64_t block_warps = std::min<std::int64_t>(sets, resident_warps);
-    const auto at_16 = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; };
-    if (at_16(x) && (K != plan::Kind::dot || at_16(y)))
-      Kokkos::parallel_for("ew::reduce blocks", Policy(exec, 0, block_warps * warp_lanes),
-                           Vectors{x, y, c.n, blocks, block_warps, partials});
-    else
-      Kokkos::parallel_for("ew::reduce blocks", Policy(exec, 0, block_warps * warp_lanes),
-                           GroupBlocks<K, T, false>{x, y, c.n, blocks, block_warps, partials});
-  } else {
-    const std::int64_t block_warps = std::min<std::int64_t>(static_cast<std::int64_t>(blocks), resident_warps);
-    Kokkos::parallel_for("ew::reduce blocks", Policy(exec, 0, block_warps * warp_lanes),
-                         WarpBlocks<K, T>{x, y, c.n, blocks, block_warps, partials});
-  }
+  const std::int64_t block_warps = std::min<std::int64_t>(static_cast<std::int64_t>(blocks), resident_warps);
+  const WarpBlocks<K, T> walk{static_cast<const T*>(c.x), static_cast<const T*>(c.y), c.n, blocks, block_warps,
+                              partials};
+  Kokkos::parallel_for("ew::reduce blocks", Policy(exec, 0, block_warps * warp_lanes), walk);
   const std::int64_t run_warps = std::min<std::int64_t>(static_cast<std::int64_t>(runs), resident_warps);
   const WarpRuns fold{partials, nodes, blocks, runs, run_warps, w};
   Kokkos::parallel_for("ew::reduce runs", Policy(exec, 0, run_warps * warp_lanes), fold);

@@ -112,3 +112,29 @@ time /tmp/build-old/bench/roofline/ew-roofline $args --json $OUT/red16-before.js
 for f in now before; do echo "== $f"; grep -E "^gpu .*(sum|dot|norm2) +(cuda|kokkos) " $OUT/red16-$f.txt; done
 build-gpu-kokkos/bench/cuda/ew-cuda-reduce-bench --extrema --sizes 20..28 > $OUT/extrema.txt 2>&1; echo "extrema rc=$?"; grep -c MISMATCH $OUT/extrema.txt
 cd /tmp && tar czf $R/kr5.tgz kr5; ls -la $R
+# ---- groups-h100 (df88e9e: 16-bit sums on groups of 4 threads a block, against 5fb90e5; asked for an H200, ran on an H100; not kept, groups-h100/group-blocks.patch) ----
+# kokkos sums of 16-bit data on groups of 4 threads a block (rows as 16-byte vectors): the
+# reductions' tests on the GPU, then ew-roofline's reductions on f16 and bf16, kokkos beside cuda,
+# this tree and 5fb90e5 (.snap-w: a lane a thread, widened by the hardware), one round each
+set -u
+R=$OUT; export OUT=/tmp/kr6; mkdir -p $OUT
+mkdir -p /tmp/kk && ln -sfn $PWD/.kokkos-cuda /tmp/kk/install
+export KOKKOS_ROOT=/tmp/kk/install
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv | tee $OUT/gpu.txt
+bash tools/gpu/prepare.sh build-gpu-kokkos -DEW_ENABLE_KOKKOS=ON -DEW_ENABLE_HIGHWAY=OFF -DKokkos_ROOT=$KOKKOS_ROOT > $OUT/configure.log 2>&1 || { tail $OUT/configure.log; exit 1; }
+( cmake -S .snap-w -B /tmp/build-old -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=/opt/ewdeps/usr \
+    -DCMAKE_CUDA_ARCHITECTURES=90 -DEW_ENABLE_CUDA=ON -DEW_ENABLE_KOKKOS=ON -DEW_ENABLE_HIGHWAY=OFF -DKokkos_ROOT=$KOKKOS_ROOT \
+    > $OUT/old-configure.log 2>&1 && cmake --build /tmp/build-old -j 6 --target ew-roofline > $OUT/old-build.log 2>&1; echo "old build rc=$?" > $OUT/old-rc.txt ) &
+time cmake --build build-gpu-kokkos -j 12 --target ew_kokkos_reduce_device_tests ew_reduce_tests ew_kokkos_tests ew-roofline > $OUT/build.log 2>&1; echo "build rc=$?"
+grep -E "error" $OUT/build.log | head
+export LD_LIBRARY_PATH=$KOKKOS_ROOT/lib:$KOKKOS_ROOT/lib64:/opt/ewdeps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+build-gpu-kokkos/tests/kokkos/ew_kokkos_reduce_device_tests > $OUT/direct.log 2>&1; echo "direct rc=$?"; tail -3 $OUT/direct.log; grep -m5 "Failure\|plan " $OUT/direct.log
+build-gpu-kokkos/tests/reduce/ew_reduce_tests --gtest_filter='kokkos/*' > $OUT/reduce-kokkos-tests.log 2>&1; echo "suites rc=$?"; tail -2 $OUT/reduce-kokkos-tests.log
+build-gpu-kokkos/tests/kokkos/ew_kokkos_tests --gtest_filter='KokkosBackend.Reductions*' > $OUT/api.log 2>&1; echo "api rc=$?"; tail -2 $OUT/api.log
+timeout 200 compute-sanitizer --tool memcheck --error-exitcode 7 build-gpu-kokkos/tests/kokkos/ew_kokkos_reduce_device_tests --gtest_brief=1 > $OUT/memcheck.log 2>&1; echo "memcheck rc=$?"; tail -2 $OUT/memcheck.log
+args="--ops copy --no-expressions --backends cuda,kokkos --dtypes f16,bf16 --sizes 20,22,24,26,28 --warm"
+time build-gpu-kokkos/bench/roofline/ew-roofline $args --json $OUT/red16-now.json > $OUT/red16-now.txt 2>&1; echo "now rc=$?"
+wait; cat $OUT/old-rc.txt
+time /tmp/build-old/bench/roofline/ew-roofline $args --json $OUT/red16-before.json > $OUT/red16-before.txt 2>&1; echo "before rc=$?"
+for f in now before; do echo "== $f"; grep -E "^gpu .*(sum|dot|norm2) +(cuda|kokkos) " $OUT/red16-$f.txt; done
+cd /tmp && tar czf $R/kr6.tgz kr6; ls -la $R
