@@ -16,7 +16,7 @@
 // the canonical tree has it; the host combines the runs' nodes by the tree (every aligned
 // power-of-two run of blocks is a node of it: the same root).
 // On an H200 the sums read 0.89-0.98x the cuda backend's speed at 2^24..2^28 (0.04-0.25x one
-// thread a block; bench/cuda/results/h200-2026-11-27-kokkos-reduce).
+// thread a block; bench/cuda/results/h200-2026-11-27-kokkos-reduce), on an H100 0.93-1.00x.
 //
 // Cuda, min/max: order-free (plan::beats is a total order), so every thread reads the
 // array in grid-stride order (16-bit data as 16-byte vectors), a warp's winner by shuffles, a
@@ -293,13 +293,14 @@ ReduceResult run_sum_on_warps(const Kokkos::Cuda& exec, const ReduceCall& c, Red
 // written before its compares: f32 and f64 element by element (a coalesced row of the warp a
 // load), 16-bit data as 16-byte vectors of 8, whose odd elements before the first 16-byte
 // boundary and after the last vector the first threads take before and after their vectors.
-// (2-byte loads held 16-bit data far below the cuda backend; vectors of f32 and f64 read a few
-// per cent slower than their elements at 2^25..2^28 on an H200.) A thread thus meets its elements in increasing order
-// and keeps only strictly better ones: equal values keep the first index, and a NaN, once
-// held, is beaten by nothing. It starts from (worst, no index), which every element but the
-// worst value itself beats: a thread that finds nothing better offers no candidate, and where
-// no thread does, every element is the worst value and element 0 wins (run_extremum_on_warps).
-// The warp's winner by xor shuffles under plan::beats; lane 0 writes the warp's candidate.
+// (2-byte loads held 16-bit data far below the cuda backend; vectors of f32 and f64 read a
+// few per cent slower than their elements at 2^25..2^28 on an H200.) A thread thus meets its
+// elements in increasing order and keeps only strictly better ones: equal values keep the
+// first index, and a NaN, once held, is beaten by nothing. It starts from (worst, no index),
+// which every element but the worst value itself beats: a thread that finds nothing better
+// offers no candidate, and where no thread does, every element is the worst value and element
+// 0 wins (run_extremum_on_warps). The warp's winner by xor shuffles under plan::beats; lane 0
+// writes the warp's candidate.
 constexpr std::uint64_t no_candidate = ~std::uint64_t(0);
 
 template <bool IsMin>
@@ -378,8 +379,7 @@ struct WarpExtrema {
   }
 };
 
-// The winner of each aligned run of 32 candidates, a warp a run (no more runs than a grid
-// holds warps: every run has its warp).
+// The winner of each aligned run of 32 candidates, a warp a run (launched a warp for every run).
 template <bool IsMin>
 struct WarpWinners {
   const double* values;
