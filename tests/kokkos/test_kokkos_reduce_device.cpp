@@ -36,15 +36,29 @@ struct Reachable {
   }
 };
 
+// The kokkos backend's reduction of x[0..n) (and y[0..n)) on a grid of `warps` warps (0: full).
 template <class T>
-double reference(plan::Kind kind, const std::vector<T>& x, const std::vector<T>& y, std::size_t n) {
+detail::ReduceResult reduce_on(plan::Kind kind, const T* x, const T* y, std::size_t n, std::int64_t warps,
+                               detail::kokkos::ReduceScratch& scratch) {
+  detail::ReduceCall c{};
+  c.call = "test";
+  c.kind = kind;
+  c.dtype = dtype_v<T>;
+  c.n = n;
+  c.x = x;
+  c.y = y;
+  return detail::kokkos::run_reduce(Kokkos::DefaultExecutionSpace(), c, scratch, warps);
+}
+
+template <class T>
+double reference(plan::Kind kind, const T* x, const T* y, std::size_t n) {
   const bool f64 = sizeof(T) == 8;
   const int w = plan::width(kind, f64);
   const std::size_t blocks = plan::block_count(n);
   std::vector<double> partials(blocks * w);
   for (std::size_t b = 0; b < blocks; ++b) {
     const std::size_t begin = b * plan::block_elements, count = std::min(plan::block_elements, n - begin);
-    plan::reference_partials<T>(kind, x.data() + begin, y.data() + begin, count, partials.data() + b * w);
+    plan::reference_partials<T>(kind, x + begin, y + begin, count, partials.data() + b * w);
   }
   return plan::finish_partials(kind, f64, partials.data(), blocks);
 }
@@ -99,7 +113,6 @@ std::vector<TestArray<T>> test_arrays(std::size_t n) {
 
 template <class T>
 void sums_match_the_plan() {
-  const Kokkos::DefaultExecutionSpace exec;
   detail::kokkos::ReduceScratch scratch;
   const std::size_t largest = 70 * plan::block_elements + 3;
   const std::vector<T> ys = random_vector<T>(largest);
@@ -107,20 +120,13 @@ void sums_match_the_plan() {
   for (const TestArray<T>& one : test_arrays<T>(largest)) {
     if (!one.sums) continue;
     const Reachable<T> x(one.data);
-    for (std::size_t off : {0, 1})  // 16-bit data: rows as 16-byte vectors, or element by element
+    for (std::size_t off : {0, 1})  // the operands on and off 16-byte boundaries
       for (std::size_t n : {std::size_t(1), plan::block_elements - 1, 33 * plan::block_elements + 5, largest - 1})
         for (plan::Kind kind : {plan::Kind::sum, plan::Kind::asum, plan::Kind::dot, plan::Kind::norm2})
           for (std::int64_t warps : {1, 3}) {
-            detail::ReduceCall c{};
-            c.call = "test";
-            c.kind = kind;
-            c.dtype = dtype_v<T>;
-            c.n = n;
-            c.x = x.view.data() + off;
-            c.y = kind == plan::Kind::dot ? y.view.data() + off : nullptr;
-            const double got = detail::kokkos::run_reduce(exec, c, scratch, warps).value;
-            const std::vector<T> xo(one.data.begin() + off, one.data.end()), yo(ys.begin() + off, ys.end());
-            const double want = reference<T>(kind, xo, yo, n);
+            const T* const yd = kind == plan::Kind::dot ? y.view.data() + off : nullptr;
+            const double got = reduce_on(kind, x.view.data() + off, yd, n, warps, scratch).value;
+            const double want = reference(kind, one.data.data() + off, ys.data() + off, n);
             EXPECT_TRUE(same_bits(got, want)) << to_string(dtype_v<T>) << " kind " << static_cast<int>(kind) << " of "
                                               << one.what << " n " << n << " offset " << off << " warps " << warps
                                               << ": " << got << ", plan " << want;
@@ -134,7 +140,6 @@ void sums_match_the_plan() {
 // warps then holding a few).
 template <class T>
 void extrema_match_the_plan() {
-  const Kokkos::DefaultExecutionSpace exec;
   detail::kokkos::ReduceScratch scratch;
   const std::size_t largest = 70 * plan::block_elements + 3;
   for (const TestArray<T>& one : test_arrays<T>(largest + 3)) {
@@ -144,13 +149,7 @@ void extrema_match_the_plan() {
                             largest})
         for (plan::Kind kind : {plan::Kind::min, plan::Kind::max})
           for (std::int64_t warps : {0, 1, 3}) {
-            detail::ReduceCall c{};
-            c.call = "test";
-            c.kind = kind;
-            c.dtype = dtype_v<T>;
-            c.n = n;
-            c.x = x.view.data() + off;
-            const detail::ReduceResult got = detail::kokkos::run_reduce(exec, c, scratch, warps);
+            const detail::ReduceResult got = reduce_on<T>(kind, x.view.data() + off, nullptr, n, warps, scratch);
             double want = 0;
             std::uint64_t at = 0;
             plan::reference_extremum(kind == plan::Kind::min, one.data.data() + off, n, &want, &at);
