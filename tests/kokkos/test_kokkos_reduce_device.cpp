@@ -66,9 +66,10 @@ double reference(plan::Kind kind, const T* x, const T* y, std::size_t n) {
 // Arrays of n elements, by name: random; ties (values in 1/64 steps); NaNs (two, 256 elements
 // apart: one thread of a one-warp grid meets both; 16-bit data with payloads, whose bits
 // min/max keep) and infinities far into the array; subnormals of both signs; ascending and
-// descending (a winner at either end); signed zeros (all >= 0, the first zero -0); every
-// element +inf, or -inf (the worst value of min, of max: element 0 wins). The sums take the
-// random, NaN and subnormal arrays (`sums`).
+// descending (a winner at either end); signed zeros (values >= 1 but +0 at 4 and -0 at 40,
+// and the other way round: the first zero wins with its sign); every element +inf, or -inf
+// (the worst value of min, of max: element 0 wins). The sums take the random, NaN and
+// subnormal arrays (`sums`).
 template <class T>
 struct TestArray {
   const char* what;
@@ -79,6 +80,7 @@ template <class T>
 std::vector<TestArray<T>> test_arrays(std::size_t n) {
   const double inf = std::numeric_limits<double>::infinity();
   std::vector<T> random = random_vector<T>(n), ties = random, nans = random, tiny = random, up(n), down(n), zeros(n);
+  std::vector<T> zeros_minus_first;
   for (T& v : ties) v = static_cast<T>(std::round(static_cast<double>(v) * 64) / 64);
   const std::size_t far = n / 3 * 2;
   nans[far] = nans[far + 256] = static_cast<T>(std::numeric_limits<double>::quiet_NaN());
@@ -87,26 +89,26 @@ std::vector<TestArray<T>> test_arrays(std::size_t n) {
     nans[far] = bfloat16::from_bits(0xffa1), nans[far + 256] = bfloat16::from_bits(0x7fc2);
   nans[n / 2 + 9] = static_cast<T>(inf);
   nans[5] = static_cast<T>(-inf);
-  // Below the normal range: half's from 2^-14, bfloat16's and float's from 2^-126, double's from 2^-1022.
-  const int least = std::is_same_v<T, half> ? -17 : sizeof(T) == 8 ? -1025 : -129;
+  // random_vector's magnitudes are below 2^9: scaled by 2^least, below the normal range (half's
+  // from 2^-14, bfloat16's and float's from 2^-126, double's from 2^-1022), some flushed to zero.
+  const int least = std::is_same_v<T, half> ? -27 : sizeof(T) == 8 ? -1035 : -139;
   for (T& v : tiny) v = static_cast<T>(std::ldexp(static_cast<double>(v), least));
   for (std::size_t i = 0; i < n; ++i) {
     up[i] = static_cast<T>(static_cast<double>(i) / 64);  // 16-bit data: ties where rounding meets
     down[i] = static_cast<T>(-static_cast<double>(i) / 64);
-    zeros[i] = static_cast<T>(std::fabs(static_cast<double>(ties[i])));
+    zeros[i] = static_cast<T>(std::fabs(static_cast<double>(ties[i])) + 1);
   }
-  for (T& v : zeros)
-    if (static_cast<double>(v) == 0) {
-      v = static_cast<T>(-0.0);
-      break;
-    }
+  zeros_minus_first = zeros;
+  zeros[4] = static_cast<T>(0.0), zeros[40] = static_cast<T>(-0.0);
+  zeros_minus_first[4] = static_cast<T>(-0.0), zeros_minus_first[40] = static_cast<T>(0.0);
   return {{"random", random, true},
           {"ties", ties, false},
           {"NaNs and infinities", nans, true},
           {"subnormals", tiny, true},
           {"ascending", up, false},
           {"descending", down, false},
-          {"signed zeros", zeros, false},
+          {"signed zeros, +0 first", zeros, false},
+          {"signed zeros, -0 first", zeros_minus_first, false},
           {"+inf everywhere", std::vector<T>(n, static_cast<T>(inf)), false},
           {"-inf everywhere", std::vector<T>(n, static_cast<T>(-inf)), false}};
 }
@@ -121,7 +123,8 @@ void sums_match_the_plan() {
     if (!one.sums) continue;
     const Reachable<T> x(one.data);
     for (std::size_t off : {0, 1})  // the operands on and off 16-byte boundaries
-      for (std::size_t n : {std::size_t(1), plan::block_elements - 1, 33 * plan::block_elements + 5, largest - 1})
+      for (std::size_t n : {std::size_t(1), plan::block_elements - 1, 33 * plan::block_elements + 5,
+                            40 * plan::block_elements, largest - 1})  // 40 blocks: both infinities, no NaN
         for (plan::Kind kind : {plan::Kind::sum, plan::Kind::asum, plan::Kind::dot, plan::Kind::norm2})
           for (std::int64_t warps : {1, 3}) {
             const T* const yd = kind == plan::Kind::dot ? y.view.data() + off : nullptr;
@@ -136,8 +139,8 @@ void sums_match_the_plan() {
 
 // min/max against the plan's order over the whole array (reference_extremum), every array of
 // test_arrays, at offsets 0, 1 and 3 (16-bit data: odd elements before the first 16-byte
-// boundary) and on grids of 1, 3 and all warps (a full grid: up to a warp a 32 loads, most
-// warps then holding a few).
+// boundary) and on grids of 1, 3 and all warps (a full grid: at most a warp for every 32 loads,
+// a load or two a thread at these sizes).
 template <class T>
 void extrema_match_the_plan() {
   detail::kokkos::ReduceScratch scratch;
