@@ -50,3 +50,10 @@ if(NOT EW_ENABLE_KOKKOS MATCHES "^(OFF|FALSE|NO|0)$")
   endif()
 endif()
 ew_backend_decide(EW_ENABLE_KOKKOS _ew_kokkos_found "${_ew_kokkos_why}" "Kokkos ${Kokkos_VERSION} ${EW_KOKKOS_DEVICES}")
+# ctest labels of the kokkos/* cases: they run in Kokkos' default space, on the GPU where
+# Kokkos was built for Cuda.
+if(_ew_kokkos_found AND Kokkos_ENABLE_CUDA)
+  set(EW_KOKKOS_TEST_LABELS "gpu;kokkos")
+else()
+  set(EW_KOKKOS_TEST_LABELS "cpu;kokkos")
+endif()
