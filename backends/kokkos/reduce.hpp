@@ -21,9 +21,11 @@
 // Cuda, min/max: order-free (plan::beats is a total order), so every thread reads the
 // array in grid-stride order (16-bit data as 16-byte vectors), a warp's winner by shuffles, a
 // second launch the winner of each run of 32 warps, the host the winner of the runs
-// (run_extremum_on_warps): at 2^26..2^28 0.91-1.00x the cuda backend in f32 and f64 and
-// 0.81-0.90x in 16-bit data on an H100 and an H200 (f32 and f64 on the H100 0.14-0.34x one
-// thread a block; bench/cuda/results/h100-h200-2026-11-27-kokkos-extrema, where the figures live).
+// (run_extremum_on_warps): at 2^26..2^28 0.91-1.00x the cuda backend in f32 and f64 on an
+// H100 and an H200 (0.14-0.34x one thread a block on the H100;
+// bench/cuda/results/h100-h200-2026-11-27-kokkos-extrema), 0.94-1.00x in 16-bit data on an H200
+// since each kernel's grid is what its registers keep resident (WarpGrid; 0.81-0.90x with a late
+// second wave; bench/cuda/results/h200-2026-11-28-kokkos-grids).
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
@@ -173,6 +175,8 @@ KOKKOS_FORCEINLINE_FUNCTION widened_t<T> widened(T v) {
 template <plan::Kind K, class T>
 struct WarpBlocks {
   static constexpr int w = plan::width(K, sizeof(T) == 8);
+  // The f64 2-norm's three accumulators take 57 registers (4 blocks of 256); the others 32.
+  static constexpr int resident_blocks = w == 3 ? 4 : 8;
   const T* x;
   const T* y;
   std::size_t n, blocks;
@@ -229,6 +233,7 @@ struct WarpBlocks {
 
 // The node of each aligned run of 32 partials, a warp a run.
 struct WarpRuns {
+  static constexpr int resident_blocks = 8;
   const double* partials;
   double* nodes;
   std::size_t blocks, runs;
@@ -261,25 +266,53 @@ struct WarpRuns {
   }
 };
 
+// The warps a kernel F is launched with: the blocks of `block_threads` that its registers
+// keep resident on an SM (F::resident_blocks, also its launch bounds), for every SM. A grid of
+// more threads than stay resident leaves a late wave of a few blocks an SM reading at a
+// fraction of the memory's speed. `cap` (> 0: tests) caps every grid instead, whose warps
+// then take several blocks and runs in turn.
+struct WarpGrid {
+  static constexpr int block_threads = 256;
+  std::int64_t sms, blocks_per_sm;  // the device's SMs and the thread slots of one in blocks
+  std::int64_t cap;
+
+  WarpGrid(const Kokkos::Cuda& exec, std::int64_t cap_warps)
+      : sms(exec.cuda_device_prop().multiProcessorCount),
+        blocks_per_sm(exec.cuda_device_prop().maxThreadsPerMultiProcessor / block_threads),
+        cap(cap_warps) {}
+  template <class F>
+  std::int64_t warps() const {
+    if (cap > 0) return cap;
+    return std::max<std::int64_t>(1, sms * std::min<std::int64_t>(F::resident_blocks, blocks_per_sm) *
+                                         (block_threads / warp_lanes));
+  }
+};
+
 // The warps' lanes are the policy's indices t (lane t % 32 of warp t / 32): Kokkos launches
 // a range on Cuda as blocks of (1, size, 1) threads, size a multiple of 32, from index 0, so
 // that t % 32 is the hardware lane (the extrema's kernels rely on it too).
+template <class F>
+void launch_warps(const Kokkos::Cuda& exec, const char* name, std::int64_t warps, const F& f) {
+  using Policy = Kokkos::RangePolicy<Kokkos::Cuda, Kokkos::IndexType<std::int64_t>,
+                                     Kokkos::LaunchBounds<WarpGrid::block_threads, F::resident_blocks>>;
+  Kokkos::parallel_for(name, Policy(exec, 0, warps * warp_lanes), f);
+}
+
 template <plan::Kind K, class T>
 ReduceResult run_sum_on_warps(const Kokkos::Cuda& exec, const ReduceCall& c, ReduceScratch& scratch,
-                              std::int64_t resident_warps) {
-  using Policy = Kokkos::RangePolicy<Kokkos::Cuda, Kokkos::IndexType<std::int64_t>, Kokkos::LaunchBounds<256>>;
-  constexpr int w = WarpBlocks<K, T>::w;
+                              const WarpGrid& grid) {
+  using Walk = WarpBlocks<K, T>;
+  constexpr int w = Walk::w;
   const std::size_t blocks = plan::block_count(c.n), runs = (blocks + warp_lanes - 1) / warp_lanes;
   double* const partials = scratch.partials(blocks * w, exec.cuda_device());
   double* nodes = nullptr;
   const double* const host_nodes = scratch.nodes(runs * w, exec.cuda_device(), &nodes);
-  const std::int64_t block_warps = std::min<std::int64_t>(static_cast<std::int64_t>(blocks), resident_warps);
-  const WarpBlocks<K, T> walk{static_cast<const T*>(c.x), static_cast<const T*>(c.y), c.n, blocks, block_warps,
-                              partials};
-  Kokkos::parallel_for("ew::reduce blocks", Policy(exec, 0, block_warps * warp_lanes), walk);
-  const std::int64_t run_warps = std::min<std::int64_t>(static_cast<std::int64_t>(runs), resident_warps);
+  const std::int64_t block_warps = std::min<std::int64_t>(static_cast<std::int64_t>(blocks), grid.warps<Walk>());
+  const Walk walk{static_cast<const T*>(c.x), static_cast<const T*>(c.y), c.n, blocks, block_warps, partials};
+  launch_warps(exec, "ew::reduce blocks", block_warps, walk);
+  const std::int64_t run_warps = std::min<std::int64_t>(static_cast<std::int64_t>(runs), grid.warps<WarpRuns>());
   const WarpRuns fold{partials, nodes, blocks, runs, run_warps, w};
-  Kokkos::parallel_for("ew::reduce runs", Policy(exec, 0, run_warps * warp_lanes), fold);
+  launch_warps(exec, "ew::reduce runs", run_warps, fold);
   // Kokkos does not check its launches (but in debug builds): a launch that failed would
   // leave the last call's nodes to be read.
   check_cuda(cudaGetLastError(), "a reduction's kernels");
@@ -328,6 +361,8 @@ struct WarpExtrema {
   using Load = std::conditional_t<sizeof(T) == 2, uint4, T>;
   static constexpr int V = static_cast<int>(sizeof(Load) / sizeof(T));  // elements a load
   static constexpr int ahead = V == 1 ? 16 : 8;                         // loads written before their compares
+  // 16-bit data's eight vectors in flight and their widening take 40 registers; f32 and f64 32.
+  static constexpr int resident_blocks = sizeof(T) == 2 ? 6 : 8;
   const T* x;
   std::size_t n, threads;
   std::size_t head, loads;  // the odd elements before the first load; the loads from there
@@ -382,6 +417,7 @@ struct WarpExtrema {
 // The winner of each aligned run of 32 candidates, a warp a run (launched a warp for every run).
 template <bool IsMin>
 struct WarpWinners {
+  static constexpr int resident_blocks = 8;
   const double* values;
   const std::uint64_t* indices;
   double* run_values;
@@ -399,8 +435,7 @@ struct WarpWinners {
 
 template <bool IsMin, class T>
 ReduceResult run_extremum_on_warps(const Kokkos::Cuda& exec, const ReduceCall& c, ReduceScratch& scratch,
-                                   std::int64_t resident_warps) {
-  using Policy = Kokkos::RangePolicy<Kokkos::Cuda, Kokkos::IndexType<std::int64_t>, Kokkos::LaunchBounds<256>>;
+                                   const WarpGrid& grid) {
   using Read = WarpExtrema<IsMin, T>;
   using Load = typename Read::Load;
   const T* const x = static_cast<const T*>(c.x);
@@ -410,17 +445,17 @@ ReduceResult run_extremum_on_warps(const Kokkos::Cuda& exec, const ReduceCall& c
   // At most a warp for every 32 loads, and at least one (whose first threads take the odd
   // elements at either end).
   const std::size_t warps = std::min<std::size_t>(std::max<std::size_t>(1, (loads + warp_lanes - 1) / warp_lanes),
-                                                  static_cast<std::size_t>(resident_warps));
+                                                  static_cast<std::size_t>(grid.warps<Read>()));
   const std::size_t runs = (warps + warp_lanes - 1) / warp_lanes;
   double* const candidates = scratch.partials(2 * warps, exec.cuda_device());  // values, then indices
   auto* const candidate_indices = reinterpret_cast<std::uint64_t*>(candidates + warps);
   double* nodes = nullptr;
   const double* const host_nodes = scratch.nodes(2 * runs, exec.cuda_device(), &nodes);
   const Read read{x, c.n, warps * warp_lanes, head, loads, candidates, candidate_indices};
-  Kokkos::parallel_for("ew::reduce extrema", Policy(exec, 0, static_cast<std::int64_t>(warps * warp_lanes)), read);
+  launch_warps(exec, "ew::reduce extrema", static_cast<std::int64_t>(warps), read);
   const WarpWinners<IsMin> fold{candidates, candidate_indices, nodes, reinterpret_cast<std::uint64_t*>(nodes + runs),
                                 warps};
-  Kokkos::parallel_for("ew::reduce extrema runs", Policy(exec, 0, static_cast<std::int64_t>(runs * warp_lanes)), fold);
+  launch_warps(exec, "ew::reduce extrema runs", static_cast<std::int64_t>(runs), fold);
   check_cuda(cudaGetLastError(), "a reduction's kernels");  // as run_sum_on_warps
   check_cuda(cudaStreamSynchronize(exec.cuda_stream()), "cudaStreamSynchronize");
   const std::uint64_t* const host_indices = reinterpret_cast<const std::uint64_t*>(host_nodes + runs);
@@ -438,12 +473,8 @@ ReduceResult run_reduce_typed(const Kokkos::Cuda& exec, const ReduceCall& c, Red
 #if defined(KOKKOS_IMPL_DEBUG_CUDA_SERIAL_EXECUTION)  // one thread a launch: no warps
   return run_reduce_typed<T>(exec, c);
 #endif
-  // A grid of a warp for every thread slot of the device: as many as stay resident where a
-  // kernel's registers allow it (the f64 2-norm's, 85-90, hold about a third), the rest
-  // waiting their turn; at most one block or run a warp below that. `max_warps` (> 0:
-  // tests) caps the grids, whose warps then take several blocks and runs in turn.
-  const std::int64_t warps =
-      max_warps > 0 ? max_warps : std::max<std::int64_t>(1, static_cast<std::int64_t>(exec.concurrency()) / warp_lanes);
+  // Each kernel's grid as WarpGrid sizes it, and at most a warp a plan block or run.
+  const WarpGrid warps(exec, max_warps);
   switch (c.kind) {
     case plan::Kind::sum: return run_sum_on_warps<plan::Kind::sum, T>(exec, c, scratch, warps);
     case plan::Kind::asum: return run_sum_on_warps<plan::Kind::asum, T>(exec, c, scratch, warps);
