@@ -261,6 +261,17 @@ std::vector<Kind> kinds() {
                  Context c(b);
                  Buffer<float> buffer(c, n, MemorySpace::device);
                }});
+  k.push_back({"a pinned Buffer on a host backend", Errc::unsupported,
+               "Buffer: this backend cannot allocate pinned memory, which comes from a GPU runtime", S::host_only,
+               [](Backend b, Arena&) {
+                 Context c(b);
+                 Buffer<float> buffer(c, n, MemorySpace::pinned);
+               }});
+  k.push_back({"a managed Buffer on a host backend", Errc::unsupported,
+               "Buffer: this backend cannot allocate managed memory", S::host_only, [](Backend b, Arena&) {
+                 Context c(b);
+                 Buffer<double> buffer(c, n, MemorySpace::managed);
+               }});
   // Backends that cannot be had.
   k.push_back({"Backend value out of range", Errc::unknown_backend, "Backend value 99 names no backend", S::any,
                [](Backend, Arena&) { Context c(static_cast<Backend>(99)); }});

@@ -18,10 +18,13 @@ namespace ew {
 namespace detail {
 
 // Host memory on 64-byte boundaries: whole cache lines, and aligned for any SIMD width.
+// Pinned and managed memory come from a GPU runtime: a host backend reads them where a GPU
+// backend made them, but cannot make them (a valid request it cannot do: unsupported).
 void* BackendImpl::allocate(std::size_t bytes, MemorySpace space) {
   if (space != MemorySpace::host)
-    throw Error(Errc::invalid_argument,
-                std::string("this backend cannot allocate ") + to_string(space) + " memory");
+    throw Error(Errc::unsupported, std::string("Buffer: this backend cannot allocate ") + to_string(space) +
+                                       " memory, which comes from a GPU runtime; make the Buffer with a cuda "
+                                       "context (this backend reads it) or in host memory");
   if (bytes == 0) return nullptr;
   std::size_t rounded = (bytes + 63) / 64 * 64;
   if (rounded < bytes) throw Error(Errc::out_of_memory, "allocation of " + std::to_string(bytes) + " bytes");
