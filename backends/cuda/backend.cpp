@@ -326,9 +326,26 @@ Probe probe() {
     cudaGetLastError();
     return {false, "device 0 cannot be queried (cudaGetDeviceProperties: " + describe(e) + ")", ""};
   }
-  std::string detail = std::string(prop.name) + ", sm_" + std::to_string(prop.major) + std::to_string(prop.minor) +
-                       ", " + std::to_string(prop.multiProcessorCount) + " SMs, driver " + version_string(driver);
+  // The product's kernels as the driver loads them on device 0 (which makes its primary
+  // context): a build with no code that runs there could serve no context, so the backend is
+  // not usable and the automatic choice passes it over.
+  const std::string sm = std::to_string(prop.major) + std::to_string(prop.minor);
+  int current = 0, arch = 0;
+  const bool elsewhere = cudaGetDevice(&current) == cudaSuccess && current != 0;
+  if (elsewhere) cudaSetDevice(0);
+  e = kernel_architecture(arch);
+  if (elsewhere) cudaSetDevice(current);
+  if (no_code_for_device(e))
+    return {false,
+            "this build has no kernel code that runs on sm_" + sm + " (device 0, " + prop.name + "; " + describe(e) +
+                "); rebuild with CMAKE_CUDA_ARCHITECTURES including " + sm,
+            ""};
+  if (e != cudaSuccess) return {false, "device 0 cannot load the kernels (cudaFuncGetAttributes: " + describe(e) + ")", ""};
+  std::string detail = std::string(prop.name) + ", sm_" + sm + ", " + std::to_string(prop.multiProcessorCount) +
+                       " SMs, driver " + version_string(driver);
   if (count > 1) detail += " (device 0 of " + std::to_string(count) + ")";
+  detail += ", kernels as sm_" + std::to_string(arch);
+  if (arch != prop.major * 10 + prop.minor) detail += " (this build has none for sm_" + sm + ")";
   return {true, "", detail};
 }
 

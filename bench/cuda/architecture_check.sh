@@ -6,7 +6,8 @@
 # own tests (Cuda.*, among them Cuda.KernelArchitectureIsTheCodeThatRuns), the shared op
 # suite on cuda and the cuda reduction tests: every result bit for bit against scalar
 # whatever code the driver runs. A list with no code the GPU can run (100-real on an H100)
-# stops after ew-info, whose cuda context is refused with the reason. Logs go to $OUT (default ./out), one per list and step.
+# stops after ew-info, which reports the cuda backend unusable with the reason (and the
+# automatic choice passing it over). Logs go to $OUT (default ./out), one per list and step.
 # Usage, from the repository root on a GPU machine (see docs/gpu.md):
 #   bash bench/cuda/architecture_check.sh [ARCHITECTURES ...]     e.g. 80 90 "80-real;90-real"
 set -uo pipefail
@@ -22,8 +23,11 @@ for archs in "$@"; do
   cmake --build "$build" -j 16 --target ew-info ew_cuda_tests ew_tests ew_reduce_tests > "$out/arch$tag-build.log" 2>&1 ||
     { tail -40 "$out/arch$tag-build.log"; status=1; continue; }
   "$build"/tools/ew-info | tee "$out/arch$tag-info.log" | grep -E "^  cuda|^expressions on cuda"
-  # A list with no code this GPU can run (e.g. 100-real on an H100): a context is refused, with the reason.
-  if grep -q "has no kernel code" "$out/arch$tag-info.log"; then echo "no code for this GPU: contexts refused"; continue; fi
+  # A list with no code this GPU can run (e.g. 100-real on an H100): cuda unusable, with the reason.
+  if grep -q "has no kernel code" "$out/arch$tag-info.log"; then
+    grep -q "^automatic choice: cuda" "$out/arch$tag-info.log" && { echo "FAIL: cuda chosen without code for this GPU"; status=1; }
+    echo "no code for this GPU: cuda unusable"; continue
+  fi
   for t in "tests/cuda/ew_cuda_tests Cuda.*" "tests/ew_tests cuda/*" "tests/reduce/ew_reduce_tests cuda/*"; do
     read -r binary filter <<< "$t"
     step "$binary --gtest_filter=$filter ($archs)"

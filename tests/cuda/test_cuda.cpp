@@ -67,6 +67,7 @@ TEST(CudaProbe, ReportsWhyWhenNoDeviceIsUsable) {
   if (cuda_runtime_sees_a_device()) {
     EXPECT_TRUE(s.usable) << s.reason;
     EXPECT_NE(s.detail.find("sm_"), std::string::npos) << s.detail;
+    EXPECT_NE(s.detail.find(", kernels as sm_"), std::string::npos) << s.detail;  // the code the driver runs
     return;
   }
   EXPECT_FALSE(s.usable);
