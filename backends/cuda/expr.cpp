@@ -34,8 +34,9 @@ std::unordered_map<std::string, std::unique_ptr<CompiledExpr>>& compiled() {
 std::string disk_key(const std::string& source, int arch) {
   int driver = 0;
   cudaDriverGetVersion(&driver);
-  std::string key = std::string("elementwise ") + EW_VERSION_STRING + "\nnvrtc " + Nvrtc::instance().version_string() +
-                    "\ndriver " + std::to_string(driver) + "\noptions";
+  const Nvrtc& nvrtc = Nvrtc::instance();
+  std::string key = std::string("elementwise ") + EW_VERSION_STRING + "\nnvrtc " + nvrtc.version_string() + " (" +
+                    nvrtc.build() + ")\ndriver " + std::to_string(driver) + "\noptions";
   for (const std::string& o : nvrtc_options(arch)) key += " " + o;
   return key + "\n" + source;
 }

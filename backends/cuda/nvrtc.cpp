@@ -1,6 +1,7 @@
 #include "nvrtc.hpp"
 
 #include <dlfcn.h>
+#include <sys/stat.h>
 #include <nvrtc.h>  // types and declarations only: nothing of libnvrtc is linked
 
 #include <cstdlib>
@@ -27,6 +28,17 @@ F fn(void* p) {
 std::string loader_error() {
   const char* e = dlerror();
   return e ? e : "unknown dlopen error";
+}
+
+// The resolved file that holds `symbol` and its size in bytes ("?" where the loader or the
+// file system cannot say).
+std::string file_identity(void* symbol) {
+  Dl_info info{};
+  if (!dladdr(symbol, &info) || !info.dli_fname) return "?";
+  std::unique_ptr<char, decltype(&std::free)> resolved(realpath(info.dli_fname, nullptr), &std::free);
+  const std::string file = resolved ? resolved.get() : info.dli_fname;
+  struct stat st{};
+  return file + ", " + (::stat(file.c_str(), &st) == 0 ? std::to_string(st.st_size) : std::string("?")) + " bytes";
 }
 
 }  // namespace
@@ -71,6 +83,7 @@ Nvrtc Nvrtc::load(const std::vector<std::string>& candidates, const std::string&
     // unloading at exit races with other static destructors.
     n.handle_ = h;
     n.path_ = file;
+    n.build_ = file_identity(f[0]);
     n.major_ = major, n.minor_ = minor;
     n.create_ = f[1], n.destroy_ = f[2], n.compile_ = f[3], n.log_size_ = f[4], n.log_ = f[5];
     n.cubin_size_ = f[6], n.cubin_ = f[7], n.error_string_ = f[8];

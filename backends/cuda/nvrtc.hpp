@@ -23,6 +23,9 @@ class Nvrtc {
   const std::string& path() const { return path_; }
   int version() const { return major_ * 1000 + minor_ * 10; }  // as CUDA counts (13000)
   std::string version_string() const { return std::to_string(major_) + "." + std::to_string(minor_); }
+  // The file the loader took, resolved (libnvrtc.so.13.0.88), and its size: nvrtcVersion
+  // says only major.minor, and an update of the toolkit within them may compile otherwise.
+  const std::string& build() const { return build_; }
 
   // Compiles `source` to a cubin for sm_<arch> (e.g. 90) with the options every
   // expression kernel gets (--fmad=false, -default-device, --std=c++17). Throws
@@ -36,7 +39,7 @@ class Nvrtc {
 
  private:
   void* handle_ = nullptr;
-  std::string path_, why_not_;
+  std::string path_, why_not_, build_;
   int major_ = 0, minor_ = 0;
   void* create_ = nullptr;
   void* destroy_ = nullptr;

@@ -251,6 +251,22 @@ TEST(CudaNvrtc, AnArchitectureNvrtcDoesNotKnowIsUnavailable) {
   }
 }
 
+// The disk cache's key holds the loaded library's resolved file and size beside its
+// major.minor, so that a toolkit update within the same version compiles anew.
+TEST(CudaNvrtc, BuildNamesTheResolvedFileAndItsSize) {
+  EW_NEED_NVRTC();
+  const std::string& b = Nvrtc::instance().build();
+  const std::size_t comma = b.rfind(", ");
+  ASSERT_NE(comma, std::string::npos) << b;
+  const std::string file = b.substr(0, comma);
+  EXPECT_EQ(file.front(), '/') << b;
+  EXPECT_NE(file.find("libnvrtc.so"), std::string::npos) << b;
+  struct stat st {};
+  ASSERT_EQ(::stat(file.c_str(), &st), 0) << b;
+  EXPECT_TRUE(S_ISREG(st.st_mode)) << b;  // resolved: no symbolic link left
+  EXPECT_EQ(b.substr(comma + 2), std::to_string(st.st_size) + " bytes");
+}
+
 TEST(CudaNvrtc, MissingNvrtcSaysWhereItLooked) {
   const char* old = std::getenv("EW_NVRTC");
   const std::string saved = old ? old : "";
