@@ -261,6 +261,11 @@ std::vector<Kind> kinds() {
                  Context c(b);
                  Buffer<float> buffer(c, n, MemorySpace::device);
                }});
+  k.push_back({"a Buffer in a MemorySpace value out of range", Errc::invalid_argument,
+               "Buffer: MemorySpace 9 names no memory space", S::any, [](Backend b, Arena&) {
+                 Context c(b);
+                 Buffer<float> buffer(c, n, static_cast<MemorySpace>(9));
+               }});
   k.push_back({"a pinned Buffer on a host backend", Errc::unsupported,
                "Buffer: this backend cannot allocate pinned memory, which comes from a GPU runtime", S::host_only,
                [](Backend b, Arena&) {

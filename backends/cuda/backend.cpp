@@ -255,6 +255,12 @@ class CudaBackend final : public BackendImpl {
     });
   }
 
+  // Device, managed or pinned memory (the spaces it stores results in), all in the device's
+  // address space: one memset on the stream, no wait.
+  void zero_bytes(void* dst, std::size_t bytes) override {
+    guarded([&] { check(cudaMemsetAsync(dst, 0, bytes, stream_), "cudaMemsetAsync"); });
+  }
+
   int device() const override { return device_; }
   void* native_stream() const override { return stream_; }
 

@@ -75,6 +75,11 @@ ByteRange check_operand(const char* call, const char* operand, const void* p, st
   return {begin, begin + bytes};
 }
 
+void check_array_of_operands(const char* call, const char* what, const void* array, std::size_t count) {
+  if (!array && count > 0)
+    throw Error(Errc::null_pointer, where(call, what) + " is null, with a count of " + std::to_string(count));
+}
+
 void check_overlap(const char* call, const char* input, ByteRange in, const char* output, ByteRange out) {
   const bool same = in.begin == out.begin && in.end == out.end;
   if (!same && in.begin < out.end && out.begin < in.end)

@@ -39,6 +39,12 @@ void BackendImpl::copy_bytes(void* dst, const void* src, std::size_t bytes) {
   if (bytes) std::memcpy(dst, src, bytes);
 }
 
+void BackendImpl::zero_bytes(void* dst, std::size_t bytes) {
+  constexpr unsigned char zeros[16] = {};
+  for (std::size_t done = 0; done < bytes; done += sizeof zeros)
+    copy_bytes(static_cast<unsigned char*>(dst) + done, zeros, bytes - done < sizeof zeros ? bytes - done : sizeof zeros);
+}
+
 // A buffer too large for the address space is one no allocator can give: out of memory,
 // like any other allocation that cannot be satisfied, with the same bound as an operand.
 void* allocate(Context& ctx, std::size_t n, std::size_t element_size, MemorySpace& where) {
@@ -50,6 +56,9 @@ void* allocate(Context& ctx, std::size_t n, std::size_t element_size, MemorySpac
     throw Error(Errc::out_of_memory, "a buffer of " + std::to_string(n) + " elements of " +
                                          std::to_string(element_size) + " bytes exceeds the address space");
   }
+  if (static_cast<unsigned>(where) > static_cast<unsigned>(MemorySpace::managed))
+    throw Error(Errc::invalid_argument, "Buffer: MemorySpace " + std::to_string(static_cast<int>(where)) +
+                                            " names no memory space");
   if (where == MemorySpace::unknown) where = backend.native_space();
   if (!backend.accepts(where))
     throw Error(Errc::foreign_memory, std::string("the ") + ctx.backend_name() + " backend cannot use " +

@@ -62,12 +62,21 @@ double reduce(Context& ctx, detail::plan::Kind kind, const Kernel& kernel, const
   if (param_count != want_params)
     throw Error(Errc::invalid_argument, prefix + std::to_string(param_count) +
                                             " params given, the expression reads " + std::to_string(want_params));
+  detail::check_array_of_operands(call, "inputs", inputs, input_count);
+  detail::check_array_of_operands(call, "params", params, param_count);
   std::size_t first = want_inputs;
   for (std::size_t k = 0; k < want_inputs && first == want_inputs; ++k)
     if (p.input_read[k]) first = k;
   if (first == want_inputs)
     throw Error(Errc::invalid_argument, prefix + "the expression reads no input, so there is no length to reduce over");
   const std::size_t n = inputs[first].size;
+  if (ctx.shard_count() > 1) {  // refused as ew::sum refuses it, whatever the operands: the backend says why
+    detail::ReduceCall refused{};
+    refused.call = call;
+    refused.kind = kind;
+    refused.dtype = p.output_dtype(0);
+    backend.run_reduce(refused);
+  }
   MemorySpace space[max_expr_inputs] = {};
   for (std::size_t k = 0; k < want_inputs; ++k) {
     if (!p.input_read[k]) continue;
@@ -83,13 +92,6 @@ double reduce(Context& ctx, detail::plan::Kind kind, const Kernel& kernel, const
     if (n > 0) space[k] = detail::check_memory_space(ctx, call, input_names[k], inputs[k].data, inputs[k].space);
   }
   const DType out = p.output_dtype(0);
-  if (ctx.shard_count() > 1) {  // refused as ew::sum refuses it: the backend says why
-    detail::ReduceCall refused{};
-    refused.call = call;
-    refused.kind = kind;
-    refused.dtype = out;
-    backend.run_reduce(refused);
-  }
   if (n == 0) return 0.0;
 
   // A backend that drives the chunks itself (cuda: no wait per chunk) gets the call whole.

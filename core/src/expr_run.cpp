@@ -52,6 +52,9 @@ void Kernel::run(Context& ctx, const InputArray* inputs, std::size_t input_count
     throw Error(Errc::invalid_argument, "ew::Kernel: " + std::to_string(param_count) + " params given, the expression reads " +
                                             std::to_string(want_params) + " (params 0.." +
                                             std::to_string(static_cast<long>(want_params) - 1) + ")");
+  detail::check_array_of_operands(call_name, "inputs", inputs, input_count);
+  detail::check_array_of_operands(call_name, "outputs", outputs, output_count);
+  detail::check_array_of_operands(call_name, "params", params, param_count);
 
   const std::size_t n = outputs[0].size;
   for (std::size_t k = 0; k < output_count; ++k) {

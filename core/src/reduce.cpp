@@ -40,6 +40,13 @@ ReduceResult reduce(Context& ctx, plan::Kind kind, Span<const T> x, const Span<c
   const std::size_t n = x.size;
   if (y) check_size(call, "y", y->size, "x", n);
   if (result) check_size(call, "result", result->size, "one value", 1);
+  if (ctx.shard_count() > 1) {  // refused whatever the operands are: its backend says why
+    ReduceCall refused{};
+    refused.call = call;
+    refused.kind = kind;
+    refused.dtype = dtype_v<T>;
+    return backend.run_reduce(refused);
+  }
   ByteRange out{};
   MemorySpace out_space = MemorySpace::unknown;
   if (result) {
@@ -50,21 +57,11 @@ ReduceResult reduce(Context& ctx, plan::Kind kind, Span<const T> x, const Span<c
                                             " memory, which the " + ctx.backend_name() +
                                             " backend does not store a reduction's result in");
   }
-  if (n == 0 && ctx.shard_count() > 1) {  // refused like any other size: its backend says why
-    ReduceCall refused{};
-    refused.call = call;
-    refused.kind = kind;
-    refused.dtype = dtype_v<T>;
-    return backend.run_reduce(refused);
-  }
   if (n == 0) {
     ReduceResult identity{0.0, 0};
     if (kind == plan::Kind::min) identity = {std::numeric_limits<double>::infinity(), no_index};
     if (kind == plan::Kind::max) identity = {-std::numeric_limits<double>::infinity(), no_index};
-    if (result) {
-      const R value = static_cast<R>(identity.value);
-      backend.copy_bytes(result->data, &value, sizeof(R));
-    }
+    if (result) backend.zero_bytes(result->data, sizeof(R));  // the forms with a result: the sums, 0
     return identity;
   }
   const ByteRange xr = check_operand(call, "x", x.data, n, sizeof(T));

@@ -259,6 +259,9 @@ TEST_F(MultiGpu, ReductionsAreRefusedOnSeveralDevicesAndRunOnAShard) {
   std::memcpy(pinned.data(), x.data(), n * sizeof(float));
   expect_error(Errc::unsupported, [&] { ew::sum<float>(ctx, pinned.span()); }, "does not reduce");
   expect_error(Errc::unsupported, [&] { ew::sum<float>(ctx, Span<const float>(pinned.data(), 0)); }, "does not reduce");
+  Context first = ctx.shard(0);
+  Buffer<float> on_one_device(first, n);  // refused as unsupported too, not for its memory
+  expect_error(Errc::unsupported, [&] { ew::sum<float>(ctx, on_one_device.span()); }, "does not reduce");
   ShardedBuffer<float> sx(ctx, n);
   sx.upload(x.data(), n);
   Context scalar(Backend::scalar);

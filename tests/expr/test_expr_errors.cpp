@@ -168,6 +168,25 @@ std::vector<Kind> kinds() {
        [](Context& c, Arena& x) { one_output()(c, I{x.f.A(), Span<const float>(nullptr, n)}, O{x.f.Out()}, {2.0}); });
   call("a null output", Errc::null_pointer, "ew::Kernel: output 1 is null with n = 64",
        [](Context& c, Arena& x) { two_outputs()(c, I{x.f.A(), x.f.B()}, O{x.f.Out(), Span<float>(nullptr, n)}); });
+  // The pointer form's arrays themselves: null with a count, refused before an entry is read.
+  call("a null array of inputs", Errc::null_pointer, "ew::Kernel: inputs is null, with a count of 2",
+       [](Context& c, Arena& x) {
+         const OutputArray out[] = {x.f.Out()};
+         const double two = 2.0;
+         one_output().run(c, nullptr, 2, out, 1, &two, 1);
+       });
+  call("a null array of outputs", Errc::null_pointer, "ew::Kernel: outputs is null, with a count of 1",
+       [](Context& c, Arena& x) {
+         const InputArray in[] = {x.f.A(), x.f.B()};
+         const double two = 2.0;
+         one_output().run(c, in, 2, nullptr, 1, &two, 1);
+       });
+  call("a null array of params", Errc::null_pointer, "ew::Kernel: params is null, with a count of 1",
+       [](Context& c, Arena& x) {
+         const InputArray in[] = {x.f.A(), x.f.B()};
+         const OutputArray out[] = {x.f.Out()};
+         one_output().run(c, in, 2, out, 1, nullptr, 1);
+       });
   call("a misaligned input", Errc::misaligned, "ew::Kernel: input 0 (0x", [](Context& c, Arena& x) {
     one_output()(c, I{Span<const float>(shifted(x.f.A().data, 2), n), x.f.B()}, O{x.f.Out()}, {2.0});
   });

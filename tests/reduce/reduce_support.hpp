@@ -143,30 +143,36 @@ std::pair<std::vector<T>, std::vector<T>> special_vectors(std::size_t n, int pat
 }
 
 // The forms that store the value into a span (asynchronous on cuda): the returned value's
-// bits (reduce_result_t: a float for 16-bit data), in the backend's own memory, the slot
-// poisoned first; n = 0 stores 0.
+// bits (reduce_result_t: a float for 16-bit data), in the context's own memory and, on a GPU,
+// managed memory (and pinned memory on cuda), the slot poisoned first; n = 0 stores 0.
 template <class T>
 void stores_into_result(Context& ctx, std::size_t n) {
   using R = reduce_result_t<T>;
   Operand<T> x{cancelling_vector<T>(n + 1), nullptr}, y{random_vector<T>(n + 1), nullptr};
-  Buffer<R> slot(ctx, 1);
   const Span<const T> xs = x.span(ctx, 1, n), ys = y.span(ctx, 1, n);
-  for (Red r : {Red::sum, Red::asum, Red::dot, Red::norm2}) {
-    const R poisoned = poison<R>();
-    slot.upload(&poisoned, 1);
-    const got_t<T> want = reduce<T>(ctx, r, xs, ys).value;
-    const Span<R> out(slot.data(), 1, slot.space());
-    switch (r) {
-      case Red::sum: ew::sum<T>(ctx, xs, out); break;
-      case Red::asum: ew::asum<T>(ctx, xs, out); break;
-      case Red::dot: ew::dot<T>(ctx, xs, ys, out); break;
-      default: ew::norm2<T>(ctx, xs, out);
+  std::vector<MemorySpace> spaces{MemorySpace::unknown};
+  if (ctx.device() >= 0) spaces.push_back(MemorySpace::managed);
+  if (ctx.backend() == Backend::cuda) spaces.push_back(MemorySpace::pinned);
+  for (MemorySpace space : spaces) {
+    Buffer<R> slot(ctx, 1, space);
+    for (Red r : {Red::sum, Red::asum, Red::dot, Red::norm2}) {
+      const R poisoned = poison<R>();
+      slot.upload(&poisoned, 1);
+      const got_t<T> want = reduce<T>(ctx, r, xs, ys).value;
+      const Span<R> out(slot.data(), 1, slot.space());
+      switch (r) {
+        case Red::sum: ew::sum<T>(ctx, xs, out); break;
+        case Red::asum: ew::asum<T>(ctx, xs, out); break;
+        case Red::dot: ew::dot<T>(ctx, xs, ys, out); break;
+        default: ew::norm2<T>(ctx, xs, out);
+      }
+      ctx.synchronize();
+      R got;
+      slot.download(&got, 1);
+      EXPECT_TRUE(same_bits(static_cast<got_t<T>>(got), want) && !is_poison(got))
+          << name(r) << " " << to_string(dtype_v<T>) << " n=" << n << " in " << to_string(slot.space())
+          << " memory: stored " << got << ", returned " << want;
     }
-    ctx.synchronize();
-    R got;
-    slot.download(&got, 1);
-    EXPECT_TRUE(same_bits(static_cast<got_t<T>>(got), want) && !is_poison(got))
-        << name(r) << " " << to_string(dtype_v<T>) << " n=" << n << ": stored " << got << ", returned " << want;
   }
 }
 

@@ -223,6 +223,13 @@ TEST_P(ExprReduce, BadInputIsNamed) {
   const float* odd = reinterpret_cast<const float*>(reinterpret_cast<const char*>(storage) + 2);
   expect_error(Errc::misaligned, [&] { ew::sum(ctx, one, {Span<const float>(odd, 16, space), y}); }, "input 0");
   expect_error(Errc::invalid_argument, [&] { ew::sum(ctx, compile({param<float>(0) * 2}), {}, {1.0}); }, "reads no input");
+  // The pointer forms' arrays themselves: null with a count is refused before an entry is read.
+  expect_error(Errc::null_pointer, [&] { ew::sum(ctx, one, nullptr, 2, nullptr, 0); },
+               "ew::sum over an ew::Kernel: inputs is null, with a count of 2");
+  const InputArray both[] = {x, y};
+  const Kernel scaled = compile({a * param<float>(0) + b});
+  expect_error(Errc::null_pointer, [&] { ew::asum(ctx, scaled, both, 2, nullptr, 1); },
+               "ew::asum over an ew::Kernel: params is null, with a count of 1");
   alignas(64) static float host[32] = {};
   const Span<const float> hx(host, 16), hy(host + 16, 16);
   if (ctx.device() >= 0)  // pageable memory: refused as ew::sum on a GPU refuses it

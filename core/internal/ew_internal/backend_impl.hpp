@@ -127,6 +127,10 @@ class BackendImpl {
   virtual void* allocate(std::size_t bytes, MemorySpace space);
   virtual void deallocate(void* p, MemorySpace space) noexcept;
   virtual void copy_bytes(void* dst, const void* src, std::size_t bytes);
+  // Zeroes `bytes` at dst (memory a result may live in) in the order of the work queued so
+  // far: a sum's identity into its result span for n = 0, which on an asynchronous backend
+  // (cuda) is enqueued as the call's kernels would be, without waiting.
+  virtual void zero_bytes(void* dst, std::size_t bytes);
   virtual int device() const { return -1; }
   virtual void* native_stream() const { return nullptr; }
   // A context over several devices (multi_device.hpp) holds one backend per device.

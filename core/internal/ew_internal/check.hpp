@@ -41,6 +41,10 @@ std::size_t checked_bytes(const char* call, const char* operand, std::size_t n, 
 ByteRange check_operand(const char* call, const char* operand, const void* p, std::size_t n,
                         std::size_t element_size);
 
+// The array of a call's operands or params passed as a pointer and a count (ew::Kernel's
+// pointer forms): not null with count > 0 (null_pointer), before any entry is read.
+void check_array_of_operands(const char* call, const char* what, const void* array, std::size_t count);
+
 // An input and an output are either the same bytes (in place) or disjoint; anything
 // else would make the result depend on the order of the writes: Error(overlap).
 void check_overlap(const char* call, const char* input, ByteRange in, const char* output, ByteRange out);
