@@ -12,6 +12,7 @@
 
 #include <cuda_runtime.h>
 
+#include "architectures.hpp"
 #include "cuda_error.hpp"
 #include "expr.hpp"
 #include "expr_reduce.hpp"
@@ -332,26 +333,34 @@ Probe probe() {
     cudaGetLastError();
     return {false, "device 0 cannot be queried (cudaGetDeviceProperties: " + describe(e) + ")", ""};
   }
-  // The product's kernels as the driver loads them on device 0 (which makes its primary
-  // context): a build with no code that runs there could serve no context, so the backend is
-  // not usable and the automatic choice passes it over.
+  // Which of the build's code each GPU runs, from the architectures it was compiled for
+  // (architectures.hpp: no CUDA context is made, which would cost every process device
+  // memory). A build with code for none of them could serve no context: not usable, so that
+  // the automatic choice passes it over, though it still tells device memory from host.
   const std::string sm = std::to_string(prop.major) + std::to_string(prop.minor);
-  int current = 0, arch = 0;
-  const bool elsewhere = cudaGetDevice(&current) == cudaSuccess && current != 0;
-  if (elsewhere) cudaSetDevice(0);
-  e = kernel_architecture(arch);
-  if (elsewhere) cudaSetDevice(current);
-  if (no_code_for_device(e))
+  const int arch = architecture_run_on(EW_CUDA_ARCHITECTURES, prop.major, prop.minor);
+  bool some_device_runs = arch != 0;
+  std::string lacking = "sm_" + sm + " (device 0, " + prop.name + ")";
+  for (int d = 1; d < count; ++d) {
+    cudaDeviceProp other{};
+    if (cudaGetDeviceProperties(&other, d) != cudaSuccess) {
+      cudaGetLastError();
+      continue;
+    }
+    if (architecture_run_on(EW_CUDA_ARCHITECTURES, other.major, other.minor) != 0) some_device_runs = true;
+    else lacking += ", sm_" + std::to_string(other.major) + std::to_string(other.minor) + " (device " + std::to_string(d) + ")";
+  }
+  if (!some_device_runs)
     return {false,
-            "this build has no kernel code that runs on sm_" + sm + " (device 0, " + prop.name + "; " + describe(e) +
-                "); rebuild with CMAKE_CUDA_ARCHITECTURES including " + sm,
-            ""};
-  if (e != cudaSuccess) return {false, "device 0 cannot load the kernels (cudaFuncGetAttributes: " + describe(e) + ")", ""};
+            "this build has no kernel code that runs on " + lacking + ": it holds " + EW_CUDA_ARCHITECTURES +
+                "; rebuild with CMAKE_CUDA_ARCHITECTURES including " + sm,
+            "", true};
   std::string detail = std::string(prop.name) + ", sm_" + sm + ", " + std::to_string(prop.multiProcessorCount) +
                        " SMs, driver " + version_string(driver);
   if (count > 1) detail += " (device 0 of " + std::to_string(count) + ")";
-  detail += ", kernels as sm_" + std::to_string(arch);
-  if (arch != prop.major * 10 + prop.minor) detail += " (this build has none for sm_" + sm + ")";
+  if (arch > 0) detail += ", kernels as sm_" + std::to_string(arch);
+  if (arch > 0 && arch != prop.major * 10 + prop.minor) detail += " (this build has none for sm_" + sm + ")";
+  if (arch == 0) detail += ", no kernel code for device 0 in this build";
   return {true, "", detail};
 }
 

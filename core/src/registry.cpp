@@ -46,7 +46,7 @@ const Entry* entries() {
 }
 constexpr int entry_count = 4;
 
-BackendStatus make_status(const Entry& e) {
+BackendStatus make_status(const Entry& e, bool& classifies) {
   BackendStatus s;
   s.backend = e.id;
   s.name = to_string(e.id);
@@ -56,20 +56,33 @@ BackendStatus make_status(const Entry& e) {
     return s;
   }
   Probe p = e.descriptor->probe();
+  classifies = p.usable || p.classifies;
   s.usable = p.usable;
   s.reason = p.reason;
   s.detail = p.detail;
   return s;
 }
 
-const std::vector<BackendStatus>& statuses() {
-  static const std::vector<BackendStatus> all = [] {
-    std::vector<BackendStatus> v;
-    for (int i = 0; i < entry_count; ++i) v.push_back(make_status(entries()[i]));
+// Each backend probed once: its status, and whether its classify may be asked.
+struct Probed {
+  std::vector<BackendStatus> statuses;
+  std::vector<bool> classifies;
+};
+
+const Probed& probed() {
+  static const Probed all = [] {
+    Probed v;
+    for (int i = 0; i < entry_count; ++i) {
+      bool classifies = false;
+      v.statuses.push_back(make_status(entries()[i], classifies));
+      v.classifies.push_back(classifies);
+    }
     return v;
   }();
   return all;
 }
+
+const std::vector<BackendStatus>& statuses() { return probed().statuses; }
 
 const Entry& entry(Backend b) {
   for (int i = 0; i < entry_count; ++i)
@@ -88,7 +101,7 @@ const BackendDescriptor& descriptor(Backend b) {
 MemorySpace classify(const void* p) {
   for (int i = 0; i < entry_count; ++i) {
     const Entry& e = entries()[i];
-    if (e.descriptor && e.descriptor->classify && statuses()[i].usable) return e.descriptor->classify(p);
+    if (e.descriptor && e.descriptor->classify && probed().classifies[i]) return e.descriptor->classify(p);
   }
   return MemorySpace::host;
 }

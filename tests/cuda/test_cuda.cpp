@@ -13,6 +13,7 @@
 #include <memory>
 #include <vector>
 
+#include "architectures.hpp"
 #include "cuda_test_support.hpp"
 #include "kernels.hpp"
 #include "memory.hpp"
@@ -88,6 +89,30 @@ TEST(CudaProbe, ReportsWhyWhenNoDeviceIsUsable) {
     EXPECT_EQ(e.code(), Errc::backend_unavailable) << e.what();
     EXPECT_NE(std::string(e.what()).find(s.reason), std::string::npos) << e.what();
   }
+}
+
+// The probe's reading of CMAKE_CUDA_ARCHITECTURES (no GPU needed): which code a GPU runs.
+TEST(CudaArchitectures, WhichCodeAGpuRuns) {
+  using detail::cuda::architecture_run_on;
+  const std::string deflt = "80-real 90-real 100-real 100-virtual";
+  EXPECT_EQ(architecture_run_on(deflt, 9, 0), 90);   // its own code
+  EXPECT_EQ(architecture_run_on(deflt, 8, 6), 80);   // sm_80 code on a later minor version
+  EXPECT_EQ(architecture_run_on(deflt, 8, 9), 80);
+  EXPECT_EQ(architecture_run_on(deflt, 10, 3), 100);
+  EXPECT_EQ(architecture_run_on(deflt, 12, 0), 100);  // compute_100 PTX compiled by the driver
+  EXPECT_EQ(architecture_run_on(deflt, 7, 5), 0);     // older than any code
+  EXPECT_EQ(architecture_run_on("100-real", 9, 0), 0);
+  EXPECT_EQ(architecture_run_on("80", 9, 0), 80);     // a plain number holds its PTX too
+  EXPECT_EQ(architecture_run_on("80-real", 9, 0), 0);
+  EXPECT_EQ(architecture_run_on("90-virtual", 8, 0), 0);
+  EXPECT_EQ(architecture_run_on("80;90", 9, 0), 90);  // CMake's own separator
+  EXPECT_EQ(architecture_run_on("86-real 80-virtual", 8, 0), 80);
+  EXPECT_EQ(architecture_run_on("90a-real", 9, 0), 90);
+  EXPECT_EQ(architecture_run_on("90a", 10, 0), 0);    // an "a" architecture's code runs there alone
+  EXPECT_EQ(architecture_run_on("100f-virtual", 10, 3), 100);
+  EXPECT_EQ(architecture_run_on("100f-virtual", 12, 0), 0);
+  for (const char* unreadable : {"native", "all", "all-major", "90-sass", ""})
+    EXPECT_EQ(architecture_run_on(unreadable, 9, 0), std::string(unreadable).empty() ? 0 : -1) << unreadable;
 }
 
 class Cuda : public NeedsCuda {};

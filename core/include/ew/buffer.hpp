@@ -17,9 +17,10 @@ void check_transfer_size(std::size_t buffer_size, std::size_t n, const char* wha
 
 // An owning array in a backend's memory space. `unknown` takes the backend's own
 // space (device memory for cuda, host for CPU backends). Allocation failure throws
-// Error(out_of_memory); a space the backend cannot use, Error(foreign_memory) (device
-// memory on a CPU backend); pinned or managed memory on a backend without a GPU runtime,
-// which can read them but not make them, Error(unsupported). The buffer shares the backend
+// Error(out_of_memory); a MemorySpace value outside the enum, Error(invalid_argument); a
+// space the backend cannot use, Error(foreign_memory) (device memory on a CPU backend);
+// pinned or managed memory on a backend without a GPU runtime, which can read them but not
+// make them, Error(unsupported). The buffer shares the backend
 // with its context, so it may outlive the Context object (declaration order does not matter).
 template <class T>
 class Buffer {

@@ -142,6 +142,9 @@ struct Probe {
   bool usable = false;
   std::string reason;  // why not usable
   std::string detail;  // what runs when usable
+  // Its classify may be asked though it is not usable: its runtime runs here and tells device
+  // memory from host memory, but it cannot serve a context (cuda built without code for the GPU).
+  bool classifies = false;
 };
 
 // What each backend folder provides: a static descriptor returned by a function
