@@ -31,7 +31,14 @@ std::unordered_map<std::string, std::unique_ptr<CompiledExpr>>& compiled() {
   return *map;
 }
 
-std::string disk_key(const std::string& source, int arch) {
+}  // namespace
+
+std::string expr_unavailable_reason() {
+  const Nvrtc& n = Nvrtc::instance();
+  return n.loaded() ? std::string() : n.why_not();
+}
+
+std::string expr_disk_key(const std::string& source, int arch) {
   int driver = 0;
   cudaDriverGetVersion(&driver);
   const Nvrtc& nvrtc = Nvrtc::instance();
@@ -41,13 +48,6 @@ std::string disk_key(const std::string& source, int arch) {
   return key + "\n" + source;
 }
 
-}  // namespace
-
-std::string expr_unavailable_reason() {
-  const Nvrtc& n = Nvrtc::instance();
-  return n.loaded() ? std::string() : n.why_not();
-}
-
 namespace {
 
 // The generated source `text` as a loaded library whose main kernel is `name`: the cubin
@@ -55,7 +55,7 @@ namespace {
 std::unique_ptr<CompiledExpr> load_library(const std::string& text, const char* name, int arch, ExprSource* source) {
   const Nvrtc& nvrtc = Nvrtc::instance();
   if (!nvrtc.loaded()) throw Error(Errc::backend_unavailable, nvrtc.why_not());
-  const std::string dir = expr_cache_dir(), file_key = disk_key(text, arch);
+  const std::string dir = expr_cache_dir(), file_key = expr_disk_key(text, arch);
   std::string cubin;
   const bool from_disk = expr_cache_load(dir, file_key, cubin);
   if (!from_disk) {

@@ -88,6 +88,10 @@ class ExprRunner {
 // Whether expressions can be compiled here: empty, or why not (NVRTC missing).
 std::string expr_unavailable_reason();
 
+// The disk cache's key of a kernel's source for sm_<arch>: the library's version, NVRTC's
+// version and build (its resolved file and size), the driver's version, the options, the source.
+std::string expr_disk_key(const std::string& source, int arch);
+
 // The kernel of `p` for sm_<arch> and an alignment case: from the process's memory
 // cache, else from the disk cache, else compiled (and stored on disk). Thread-safe.
 enum class ExprSource { memory, disk, compiled };

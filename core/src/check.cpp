@@ -90,7 +90,7 @@ void check_overlap(const char* call, const char* input, ByteRange in, const char
 MemorySpace check_memory_space(const Context& ctx, const char* call, const char* operand, const void* p,
                                MemorySpace tagged) {
   // A value outside the enum would pass as "not host" on cuda and reach a kernel.
-  if (static_cast<unsigned>(tagged) > static_cast<unsigned>(MemorySpace::managed))
+  if (!names_a_space(tagged))
     throw Error(Errc::invalid_argument, where(call, operand) + " is tagged MemorySpace " +
                                             std::to_string(static_cast<int>(tagged)) + ", which names no memory space");
   BackendImpl& backend = checked_backend(ctx, call);

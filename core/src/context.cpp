@@ -56,7 +56,7 @@ void* allocate(Context& ctx, std::size_t n, std::size_t element_size, MemorySpac
     throw Error(Errc::out_of_memory, "a buffer of " + std::to_string(n) + " elements of " +
                                          std::to_string(element_size) + " bytes exceeds the address space");
   }
-  if (static_cast<unsigned>(where) > static_cast<unsigned>(MemorySpace::managed))
+  if (!names_a_space(where))
     throw Error(Errc::invalid_argument, "Buffer: MemorySpace " + std::to_string(static_cast<int>(where)) +
                                             " names no memory space");
   if (where == MemorySpace::unknown) where = backend.native_space();

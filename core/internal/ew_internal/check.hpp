@@ -49,6 +49,11 @@ void check_array_of_operands(const char* call, const char* what, const void* arr
 // else would make the result depend on the order of the writes: Error(overlap).
 void check_overlap(const char* call, const char* input, ByteRange in, const char* output, ByteRange out);
 
+// Whether a MemorySpace value is one of the enum's (a cast integer may be anything).
+inline bool names_a_space(MemorySpace s) {
+  return static_cast<unsigned>(s) <= static_cast<unsigned>(MemorySpace::managed);
+}
+
 // Where the operand lives (its tag, else what the build can find out), which the
 // context's backend must be able to access: Error(foreign_memory).
 MemorySpace check_memory_space(const Context& ctx, const char* call, const char* operand, const void* p,
