@@ -100,3 +100,26 @@ timeout 150 $NCU $S --kernel-name regex:WarpBlocks --launch-count 3 build-gpu-ko
 timeout 150 $NCU $S --kernel-name regex:sum_kernel --launch-count 3 build-gpu-kokkos/bench/roofline/ew-roofline $args --backends cuda > $OUT/ncu-cuda-f16.txt 2>&1; echo "ncu cuda rc=$?"
 grep -E "WarpBlocks|sum_kernel|Duration|DRAM Throughput|Memory Throughput|Achieved Occupancy|Registers Per|Issue Slots Busy|No Eligible|Stall Long|Warp Cycles Per Issued" $OUT/ncu-*.txt | head -80
 cd /tmp && tar czf $R/fi.tgz fi; ls -la $R
+
+# ---- arch2/ (the probe reading CMAKE_CUDA_ARCHITECTURES, after the review) ----
+# H100: ew-info and the probe tests of builds for 90 (its own code), 100-real (no code an sm_90 GPU
+# can run: cuda unusable with the reason, not the automatic choice) and 80 (compute_80 PTX compiled
+# by the driver: usable, kernels as sm_80): the probe reads CMAKE_CUDA_ARCHITECTURES, and the test
+# checks it against the driver (kernel_architecture). Each build with its own library.
+set -u
+R=$OUT; export OUT=/tmp/ar2; mkdir -p $OUT
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv | tee $OUT/gpu.txt
+source tools/gpu/unpack_deps.sh; ew_unpack_deps .deps > /dev/null
+export LD_LIBRARY_PATH=/opt/ewdeps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+for a in 90 100-real 80; do
+  ( cmake -S . -B /tmp/b$a -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=/opt/ewdeps/usr -DCMAKE_CUDA_ARCHITECTURES=$a \
+      -DEW_ENABLE_CUDA=ON -DEW_ENABLE_KOKKOS=OFF -DEW_ENABLE_HIGHWAY=ON > $OUT/b$a-configure.log 2>&1 &&
+    cmake --build /tmp/b$a -j 5 --target ew-info ew_cuda_tests > $OUT/b$a-build.log 2>&1; echo "b$a build rc=$?" > $OUT/b$a-rc.txt ) &
+done
+wait; cat $OUT/b*-rc.txt; grep -h "architectures" $OUT/b*-configure.log
+for a in 90 100-real 80; do
+  echo "== $a"; /tmp/b$a/tools/ew-info > $OUT/b$a-ew-info.txt 2>&1; echo "ew-info rc=$?"; cat $OUT/b$a-ew-info.txt
+  ldd /tmp/b$a/tools/ew-info | grep elementwise
+  /tmp/b$a/tests/cuda/ew_cuda_tests --gtest_filter='CudaProbe.*:CudaArchitectures.*:Cuda.KernelArchitecture*' > $OUT/b$a-probe.log 2>&1; echo "probe tests rc=$?"; grep -E "OK|FAILED|INFO|Failure|Expected|Which|error" $OUT/b$a-probe.log | head -12
+done
+cd /tmp && tar czf $R/ar2.tgz ar2; ls -la $R
