@@ -366,7 +366,7 @@ Probe probe() {
 
 std::unique_ptr<BackendImpl> create(const ContextOptions& options) { return std::make_unique<CudaBackend>(options); }
 
-MemorySpace classify(const void* p) { return cuda::memory_space_of(p); }  // memory.hpp
+PointerLocation classify(const void* p) { return cuda::locate(p); }  // memory.hpp
 
 }  // namespace
 

@@ -38,17 +38,17 @@ PointerGetAttributes pointer_get_attributes() noexcept {
   return fn;
 }
 
-MemorySpace memory_space_from_runtime(const void* p) noexcept {
+PointerLocation locate_through_runtime(const void* p) noexcept {
   cudaPointerAttributes attr{};
   if (cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
     cudaGetLastError();
-    return MemorySpace::host;
+    return {};
   }
   switch (attr.type) {
-    case cudaMemoryTypeHost: return MemorySpace::pinned;
-    case cudaMemoryTypeDevice: return MemorySpace::device;
-    case cudaMemoryTypeManaged: return MemorySpace::managed;
-    default: return MemorySpace::host;
+    case cudaMemoryTypeHost: return {MemorySpace::pinned, -1};
+    case cudaMemoryTypeDevice: return {MemorySpace::device, attr.device};
+    case cudaMemoryTypeManaged: return {MemorySpace::managed, -1};
+    default: return {};
   }
 }
 
@@ -94,21 +94,24 @@ void fence_streaming_stores() {
 }
 }  // namespace
 
-MemorySpace memory_space_of(const void* p) noexcept {
+PointerLocation locate(const void* p) noexcept {
   if (const PointerGetAttributes query = pointer_get_attributes()) {
-    // Zeroed 8-byte slots: the driver writes a 4-byte enum and a boolean into them.
+    // Zeroed 8-byte slots: the driver writes a 4-byte enum and a boolean into them, and an
+    // int for the ordinal.
     unsigned long long type = 0, managed = 0;
-    CUpointer_attribute attributes[2] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED};
-    void* data[2] = {&type, &managed};
-    // Memory CUDA does not know is no error here: both stay zero.
-    if (query(2, attributes, data, reinterpret_cast<CUdeviceptr>(p)) == CUDA_SUCCESS) {
-      if (managed != 0) return MemorySpace::managed;
-      if (type == CU_MEMORYTYPE_DEVICE) return MemorySpace::device;
-      if (type == CU_MEMORYTYPE_HOST) return MemorySpace::pinned;
-      return MemorySpace::host;
+    int ordinal = -1;
+    CUpointer_attribute attributes[3] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED,
+                                         CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL};
+    void* data[3] = {&type, &managed, &ordinal};
+    // Memory CUDA does not know is no error here: the slots keep their defaults.
+    if (query(3, attributes, data, reinterpret_cast<CUdeviceptr>(p)) == CUDA_SUCCESS) {
+      if (managed != 0) return {MemorySpace::managed, -1};
+      if (type == CU_MEMORYTYPE_DEVICE) return {MemorySpace::device, ordinal};
+      if (type == CU_MEMORYTYPE_HOST) return {MemorySpace::pinned, -1};
+      return {};
     }
   }
-  return memory_space_from_runtime(p);  // what the runtime says, at the runtime's cost
+  return locate_through_runtime(p);  // what the runtime says, at the runtime's cost
 }
 
 void* CachingAllocator::allocate(std::size_t bytes) {

@@ -68,17 +68,17 @@ class Stream {
   bool owned_ = false;
 };
 
-MemorySpace classify(const void* p) {
+PointerLocation classify(const void* p) {
   cudaPointerAttributes attributes{};
   if (cudaPointerGetAttributes(&attributes, p) != cudaSuccess) {
     cudaGetLastError();
-    return MemorySpace::host;
+    return {};
   }
   switch (attributes.type) {
-    case cudaMemoryTypeDevice: return MemorySpace::device;
-    case cudaMemoryTypeManaged: return MemorySpace::managed;
-    case cudaMemoryTypeHost: return MemorySpace::pinned;
-    default: return MemorySpace::host;
+    case cudaMemoryTypeDevice: return {MemorySpace::device, attributes.device};
+    case cudaMemoryTypeManaged: return {MemorySpace::managed, -1};
+    case cudaMemoryTypeHost: return {MemorySpace::pinned, -1};
+    default: return {};
   }
 }
 #endif
@@ -244,7 +244,7 @@ const BackendDescriptor& kokkos_backend() {
 #ifdef KOKKOS_ENABLE_CUDA
   constexpr auto classify = kokkos::on_cuda ? &kokkos::classify : nullptr;
 #else
-  constexpr MemorySpace (*classify)(const void*) = nullptr;
+  constexpr PointerLocation (*classify)(const void*) = nullptr;
 #endif
   static const BackendDescriptor d{Backend::kokkos, &kokkos::probe, &kokkos::create, classify, &kokkos::release};
   return d;

@@ -87,6 +87,17 @@ void check_overlap(const char* call, const char* input, ByteRange in, const char
                                    " (only exact aliasing, the same first element and length, is in place)");
 }
 
+void refuse_reduction_on_several_devices(const Context& ctx, BackendImpl& backend, const char* call, plan::Kind kind,
+                                         DType dtype) {
+  if (ctx.shard_count() <= 1) return;
+  ReduceCall refused{};
+  refused.call = call;
+  refused.kind = kind;
+  refused.dtype = dtype;
+  backend.run_reduce(refused);  // throws: no backend over several devices reduces
+  throw Error(Errc::unsupported, std::string(call) + ": a context over several devices does not reduce");
+}
+
 MemorySpace check_memory_space(const Context& ctx, const char* call, const char* operand, const void* p,
                                MemorySpace tagged) {
   // A value outside the enum would pass as "not host" on cuda and reach a kernel.
@@ -94,7 +105,9 @@ MemorySpace check_memory_space(const Context& ctx, const char* call, const char*
     throw Error(Errc::invalid_argument, where(call, operand) + " is tagged MemorySpace " +
                                             std::to_string(static_cast<int>(tagged)) + ", which names no memory space");
   BackendImpl& backend = checked_backend(ctx, call);
-  const MemorySpace space = tagged != MemorySpace::unknown ? tagged : classify(p);
+  // A tagged span is taken at its word: the tag is how a caller skips the driver's query.
+  const PointerLocation location = tagged != MemorySpace::unknown ? PointerLocation{tagged, -1} : classify(p);
+  const MemorySpace space = location.space;
   if (space == MemorySpace::device && backend.shard_count() > 1) {
     std::vector<int> devices;
     for (int k = 0; k < backend.shard_count(); ++k) devices.push_back(backend.shard(k).device());
@@ -106,6 +119,13 @@ MemorySpace check_memory_space(const Context& ctx, const char* call, const char*
   if (!backend.accepts(space))
     throw Error(Errc::foreign_memory, where(call, operand) + " lives in " + to_string(space) + " memory, which the " +
                                           ctx.backend_name() + " backend cannot access");
+  // Another GPU's memory: its kernels would fault where peer access is off, and read it
+  // over the link where it is on. Either way it is a mistake a GPU library should name.
+  if (space == MemorySpace::device && location.device >= 0 && location.device != backend.device())
+    throw Error(Errc::foreign_memory, where(call, operand) + " is device memory of device " +
+                                          std::to_string(location.device) + ", and this context runs on device " +
+                                          std::to_string(backend.device()) +
+                                          ": copy it there, or pass managed memory or an ew::ShardedBuffer");
   return space;
 }
 

@@ -70,13 +70,8 @@ double reduce(Context& ctx, detail::plan::Kind kind, const Kernel& kernel, const
   if (first == want_inputs)
     throw Error(Errc::invalid_argument, prefix + "the expression reads no input, so there is no length to reduce over");
   const std::size_t n = inputs[first].size;
-  if (ctx.shard_count() > 1) {  // refused as ew::sum refuses it, whatever the operands: the backend says why
-    detail::ReduceCall refused{};
-    refused.call = call;
-    refused.kind = kind;
-    refused.dtype = p.output_dtype(0);
-    backend.run_reduce(refused);
-  }
+  detail::check_dtype(ctx, backend, call, p.output_dtype(0));
+  detail::refuse_reduction_on_several_devices(ctx, backend, call, kind, p.output_dtype(0));
   MemorySpace space[max_expr_inputs] = {};
   for (std::size_t k = 0; k < want_inputs; ++k) {
     if (!p.input_read[k]) continue;
@@ -84,6 +79,7 @@ double reduce(Context& ctx, detail::plan::Kind kind, const Kernel& kernel, const
     if (inputs[k].dtype != p.input_dtype[k])
       throw Error(Errc::invalid_argument, name + " is " + to_string(inputs[k].dtype) + ", the expression reads it as " +
                                               to_string(p.input_dtype[k]));
+    detail::check_dtype(ctx, backend, call, inputs[k].dtype);
     if (inputs[k].size != n)
       throw Error(Errc::size_mismatch, name + " has " + std::to_string(inputs[k].size) + " elements, " +
                                            input_names[first] + " " + std::to_string(n));

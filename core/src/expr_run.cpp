@@ -61,6 +61,7 @@ void Kernel::run(Context& ctx, const InputArray* inputs, std::size_t input_count
     if (outputs[k].dtype != p.output_dtype(static_cast<int>(k)))
       throw Error(Errc::invalid_argument, output_name(k) + " is " + to_string(outputs[k].dtype) + ", the expression computes " +
                                               to_string(p.output_dtype(static_cast<int>(k))) + " (wrap it in ew::cast)");
+    detail::check_dtype(ctx, backend, call_name, outputs[k].dtype);
     if (outputs[k].size != n)
       throw Error(Errc::size_mismatch, output_name(k) + " has " + std::to_string(outputs[k].size) + " elements, output 0 " +
                                            std::to_string(n));
@@ -70,6 +71,7 @@ void Kernel::run(Context& ctx, const InputArray* inputs, std::size_t input_count
     if (inputs[k].dtype != p.input_dtype[k])
       throw Error(Errc::invalid_argument, input_name(k) + " is " + to_string(inputs[k].dtype) + ", the expression reads it as " +
                                               to_string(p.input_dtype[k]));
+    detail::check_dtype(ctx, backend, call_name, inputs[k].dtype);
     if (inputs[k].size != n)
       throw Error(Errc::size_mismatch, input_name(k) + " has " + std::to_string(inputs[k].size) + " elements, the outputs " +
                                            std::to_string(n));

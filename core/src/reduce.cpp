@@ -40,13 +40,8 @@ ReduceResult reduce(Context& ctx, plan::Kind kind, Span<const T> x, const Span<c
   const std::size_t n = x.size;
   if (y) check_size(call, "y", y->size, "x", n);
   if (result) check_size(call, "result", result->size, "one value", 1);
-  if (ctx.shard_count() > 1) {  // refused whatever the operands are: its backend says why
-    ReduceCall refused{};
-    refused.call = call;
-    refused.kind = kind;
-    refused.dtype = dtype_v<T>;
-    return backend.run_reduce(refused);
-  }
+  check_dtype(ctx, backend, call, dtype_v<T>);
+  refuse_reduction_on_several_devices(ctx, backend, call, kind, dtype_v<T>);
   ByteRange out{};
   MemorySpace out_space = MemorySpace::unknown;
   if (result) {

@@ -98,12 +98,12 @@ const BackendDescriptor& descriptor(Backend b) {
   return *e.descriptor;
 }
 
-MemorySpace classify(const void* p) {
+PointerLocation classify(const void* p) {
   for (int i = 0; i < entry_count; ++i) {
     const Entry& e = entries()[i];
     if (e.descriptor && e.descriptor->classify && probed().classifies[i]) return e.descriptor->classify(p);
   }
-  return MemorySpace::host;
+  return {};
 }
 
 }  // namespace detail

@@ -273,6 +273,53 @@ TEST_F(MultiGpu, ReductionsAreRefusedOnSeveralDevicesAndRunOnAShard) {
   }
 }
 
+// A context on one GPU and memory of another: untagged device memory is refused, naming both
+// devices, before anything runs (the kernels would fault where peer access is off); managed
+// memory, which every GPU reads, is taken.
+TEST_F(MultiGpu, OneDeviceContextRefusesAnotherDevicesMemory) {
+  Context on0(Backend::cuda);
+  ASSERT_EQ(on0.device(), 0);
+  ContextOptions o;
+  o.device = 1;
+  Context on1(Backend::cuda, o);
+  const std::size_t n = 4099;
+  const std::vector<float> x = random_vector<float>(n), y = random_vector<float>(n);
+  Buffer<float> a(on1, n), out(on1, n);
+  a.upload(x.data(), n);
+  std::vector<float> poison(n, -7.0f);
+  out.upload(poison.data(), n);
+  const Span<const float> a1(a.data(), n);  // untagged: the driver says device 1
+  const Span<float> out1(out.data(), n);
+  const char* says = "is device memory of device 1, and this context runs on device 0";
+  std::vector<float> dst(n);
+  expect_error(Errc::foreign_memory, [&] { ew::add<float>(on0, a1, y, dst); }, says);
+  expect_error(Errc::foreign_memory, [&] { ew::scale<float>(on0, 2.0f, y, out1); }, says);
+  expect_error(Errc::foreign_memory, [&] { ew::sum<float>(on0, a1); }, says);
+  auto X = input<float>(0);
+  const Kernel k = compile({X * sigmoid(X)});
+  expect_error(Errc::foreign_memory, [&] { k(on0, {a1}, {dst}); }, says);
+  expect_error(Errc::foreign_memory, [&] { ew::sum(on0, k, {a1}); }, says);
+  std::vector<float> back(n);
+  out.download(back.data(), n);
+  EXPECT_EQ(back, poison);  // nothing written
+  // The same memory on its own device's context runs.
+  ew::scale<float>(on1, 2.0f, a1, out1);
+  on1.synchronize();
+  out.download(back.data(), n);
+  for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(back[i], 2.0f * x[i]) << i;
+  // Managed memory made while device 1 is current is read by device 0's context.
+  ASSERT_EQ(cudaSetDevice(1), cudaSuccess);
+  float* managed = nullptr;
+  ASSERT_EQ(cudaMallocManaged(&managed, n * sizeof(float)), cudaSuccess);
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+  std::memcpy(managed, x.data(), n * sizeof(float));
+  std::vector<float> sum(n, -1.0f);
+  ew::add<float>(on0, Span<const float>(managed, n), y, sum);
+  on0.synchronize();
+  cudaFree(managed);
+  for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(sum[i], x[i] + y[i]) << i;
+}
+
 // Shards on other contexts over the same devices are fine; over other devices, refused.
 TEST_F(MultiGpu, ShardedOperandsMustLiveOnTheContextsDevices) {
   Context ctx(Backend::cuda, two());

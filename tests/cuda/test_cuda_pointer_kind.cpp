@@ -1,5 +1,5 @@
 // Untagged operands (MemorySpace::unknown) whose memory changes kind at the same address:
-// the backend asks the driver on every call (memory_space_of, memory.hpp), so a freed and
+// the backend asks the driver on every call (locate, memory.hpp), so a freed and
 // reallocated block is never taken for what used to be there. Each case runs an add with
 // all three operands untagged inside the block and compares every bit with the host's sum.
 #include <cuda_runtime.h>
@@ -46,13 +46,13 @@ TEST_F(CudaPointerKind, PageableThenPinnedThenPageableAtTheSameAddress) {
   Context ctx(Backend::cuda);
   void* block = mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   ASSERT_NE(block, MAP_FAILED);
-  EXPECT_EQ(detail::cuda::memory_space_of(block), MemorySpace::host);
+  EXPECT_EQ(detail::cuda::locate(block).space, MemorySpace::host);
   add_in_block(ctx, block, 1);
   ASSERT_EQ(cudaHostRegister(block, kBytes, cudaHostRegisterDefault), cudaSuccess);
-  EXPECT_EQ(detail::cuda::memory_space_of(block), MemorySpace::pinned);
+  EXPECT_EQ(detail::cuda::locate(block).space, MemorySpace::pinned);
   add_in_block(ctx, block, 2);
   ASSERT_EQ(cudaHostUnregister(block), cudaSuccess);
-  EXPECT_EQ(detail::cuda::memory_space_of(block), MemorySpace::host);
+  EXPECT_EQ(detail::cuda::locate(block).space, MemorySpace::host);
   add_in_block(ctx, block, 3);
   munmap(block, kBytes);
 }
@@ -67,7 +67,7 @@ void device_then_other(Context& ctx, MemorySpace other_kind, AllocateOther alloc
   for (int attempt = 0; attempt < 16 && !reused; ++attempt) {
     void* device = nullptr;
     ASSERT_EQ(cudaMalloc(&device, kBytes), cudaSuccess);
-    EXPECT_EQ(detail::cuda::memory_space_of(device), MemorySpace::device);
+    EXPECT_EQ(detail::cuda::locate(device).space, MemorySpace::device);
     add_in_block(ctx, device, 10 + attempt);
     ASSERT_EQ(cudaFree(device), cudaSuccess);
     void* other = nullptr;
@@ -77,7 +77,7 @@ void device_then_other(Context& ctx, MemorySpace other_kind, AllocateOther alloc
       continue;
     }
     reused = true;
-    EXPECT_EQ(detail::cuda::memory_space_of(other), other_kind);
+    EXPECT_EQ(detail::cuda::locate(other).space, other_kind);
     add_in_block(ctx, other, 40 + attempt);
     ASSERT_EQ(free_other(other), cudaSuccess);
   }
@@ -103,7 +103,7 @@ TEST_F(CudaPointerKind, ManagedThenDeviceAtTheSameAddress) {
   for (int attempt = 0; attempt < 16 && !reused; ++attempt) {
     void* managed = nullptr;
     ASSERT_EQ(cudaMallocManaged(&managed, kBytes), cudaSuccess);
-    EXPECT_EQ(detail::cuda::memory_space_of(managed), MemorySpace::managed);
+    EXPECT_EQ(detail::cuda::locate(managed).space, MemorySpace::managed);
     add_in_block(ctx, managed, 70 + attempt);
     ASSERT_EQ(cudaFree(managed), cudaSuccess);
     void* device = nullptr;
@@ -113,7 +113,7 @@ TEST_F(CudaPointerKind, ManagedThenDeviceAtTheSameAddress) {
       continue;
     }
     reused = true;
-    EXPECT_EQ(detail::cuda::memory_space_of(device), MemorySpace::device);
+    EXPECT_EQ(detail::cuda::locate(device).space, MemorySpace::device);
     add_in_block(ctx, device, 90 + attempt);
     ASSERT_EQ(cudaFree(device), cudaSuccess);
   }

@@ -8,7 +8,9 @@
 namespace ew {
 
 // A non-owning view of caller memory, tagged with where it lives. `unknown` lets the
-// library classify the pointer itself (through CUDA where it is compiled in).
+// library classify the pointer itself (through CUDA where it is compiled in: one driver
+// query a call, which also refuses another GPU's device memory). A tag is taken at its word:
+// `device` must be memory of the context's GPU.
 template <class T>
 struct Span {
   T* data = nullptr;

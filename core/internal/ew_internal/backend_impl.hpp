@@ -147,6 +147,13 @@ struct Probe {
   bool classifies = false;
 };
 
+// Where a raw pointer lives, as a backend's runtime tells it: the memory space, and for
+// device memory the GPU that holds it (-1 where the runtime does not say).
+struct PointerLocation {
+  MemorySpace space = MemorySpace::host;
+  int device = -1;
+};
+
 // What each backend folder provides: a static descriptor returned by a function
 // named <name>_backend() (see core/src/registry.cpp).
 struct BackendDescriptor {
@@ -154,8 +161,9 @@ struct BackendDescriptor {
   Probe (*probe)();  // cheap, no side effects beyond the backend's own lazy init
   std::unique_ptr<BackendImpl> (*create)(const ContextOptions& options);
   // Optional: classifies a pointer no matter which backend runs the call (CUDA tells
-  // device memory from host memory). Null for backends that cannot tell.
-  MemorySpace (*classify)(const void* p);
+  // device memory from host memory, and one GPU's from another's). Null for backends that
+  // cannot tell.
+  PointerLocation (*classify)(const void* p);
   // Optional: releases process-wide state the backend created (Kokkos it initialized,
   // cached pools). Called by ew::finalize() and at exit; must tolerate repeated calls.
   void (*finalize)();

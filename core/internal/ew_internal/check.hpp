@@ -14,6 +14,9 @@
 namespace ew::detail {
 
 class BackendImpl;
+namespace plan {
+enum class Kind;  // reduce_plan.hpp
+}
 
 // The bytes [begin, end) an operand covers; empty for n = 0.
 struct ByteRange {
@@ -54,8 +57,15 @@ inline bool names_a_space(MemorySpace s) {
   return static_cast<unsigned>(s) <= static_cast<unsigned>(MemorySpace::managed);
 }
 
+// A reduction (ew::sum and the others, a reduction over an expression) on a context over
+// several devices: refused whatever its operands are, before any operand's memory is looked
+// at, by that context's backend, which says why and what to run instead.
+void refuse_reduction_on_several_devices(const Context& ctx, BackendImpl& backend, const char* call, plan::Kind kind,
+                                         DType dtype);
+
 // Where the operand lives (its tag, else what the build can find out), which the
-// context's backend must be able to access: Error(foreign_memory).
+// context's backend must be able to access: Error(foreign_memory); device memory of
+// another GPU than the context's, as the driver tells it, too.
 MemorySpace check_memory_space(const Context& ctx, const char* call, const char* operand, const void* p,
                                MemorySpace tagged);
 
