@@ -53,6 +53,7 @@
 #include "ew/error.hpp"
 #include "ew_internal/backend_impl.hpp"
 #include "ew_internal/element_eval.hpp"
+#include "resident_grid.hpp"
 
 namespace ew::detail::kokkos {
 
@@ -1221,9 +1222,7 @@ void run_lanes(const Exec& exec, const ExprCall& call, const DevicePlan& plan, c
                          : R == 2              ? two_register_blocks
                          : U == 1 && R <= 4    ? 3
                                                : 2;
-  // A grid of what stays resident: concurrency() counts every thread slot of the device
-  // (2048 per SM on Cuda), of which `blocks` x 256 hold this kernel.
-  if (max_threads <= 0) max_threads = std::max<std::int64_t>(1, static_cast<std::int64_t>(exec.concurrency()) * blocks / 8);
+  if (max_threads <= 0) max_threads = resident_threads(exec, blocks, 256);
   const std::int64_t units = f.groups + 2;
   f.threads = std::max<std::int64_t>(1, std::min<std::int64_t>((units + U - 1) / U, max_threads));
   Kokkos::parallel_for(
@@ -1236,8 +1235,7 @@ void run_lanes(const Exec& exec, const ExprCall& call, const DevicePlan& plan, c
 template <class T, int R, class Exec>
 void run_tiles(const Exec& exec, const ExprCall& call, const DevicePlan& plan, const LanePlan& walk,
                std::int64_t max_threads, [[maybe_unused]] unsigned long long* queue) {
-  if (max_threads <= 0)
-    max_threads = std::max<std::int64_t>(1, static_cast<std::int64_t>(exec.concurrency()) * tile_blocks<T, R> * tile_block / 2048);
+  if (max_threads <= 0) max_threads = resident_threads(exec, tile_blocks<T, R>, tile_block);
   // A thread's share is U of the walk's units (the head, each whole group, the tail).
   using Fixed = TileExpr<T, R, false>;
   const std::int64_t shares = (walk_range<T, Fixed::G>(call).groups + 2 + Fixed::U - 1) / Fixed::U;

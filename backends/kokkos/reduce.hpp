@@ -36,6 +36,7 @@
 #include "cuda_check.hpp"
 #include "ew/error.hpp"
 #include "ew_internal/backend_impl.hpp"
+#include "resident_grid.hpp"
 
 namespace ew::detail::kokkos {
 
@@ -267,24 +268,18 @@ struct WarpRuns {
 };
 
 // The warps a kernel F is launched with: the blocks of `block_threads` that its registers
-// keep resident on an SM (F::resident_blocks, also its launch bounds), for every SM. A grid of
-// more threads than stay resident leaves a late wave of a few blocks an SM reading at a
-// fraction of the memory's speed. `cap` (> 0: tests) caps every grid instead, whose warps
-// then take several blocks and runs in turn.
+// keep resident on an SM (F::resident_blocks, also its launch bounds), for every SM
+// (resident_grid.hpp). `cap` (> 0: tests) caps every grid instead, whose warps then take
+// several blocks and runs in turn.
 struct WarpGrid {
   static constexpr int block_threads = 256;
-  std::int64_t sms, blocks_per_sm;  // the device's SMs and the thread slots of one in blocks
+  const Kokkos::Cuda& exec;
   std::int64_t cap;
 
-  WarpGrid(const Kokkos::Cuda& exec, std::int64_t cap_warps)
-      : sms(exec.cuda_device_prop().multiProcessorCount),
-        blocks_per_sm(exec.cuda_device_prop().maxThreadsPerMultiProcessor / block_threads),
-        cap(cap_warps) {}
   template <class F>
   std::int64_t warps() const {
     if (cap > 0) return cap;
-    return std::max<std::int64_t>(1, sms * std::min<std::int64_t>(F::resident_blocks, blocks_per_sm) *
-                                         (block_threads / warp_lanes));
+    return std::max<std::int64_t>(1, resident_threads(exec, F::resident_blocks, block_threads) / warp_lanes);
   }
 };
 
@@ -474,7 +469,7 @@ ReduceResult run_reduce_typed(const Kokkos::Cuda& exec, const ReduceCall& c, Red
   return run_reduce_typed<T>(exec, c);
 #endif
   // Each kernel's grid as WarpGrid sizes it, and at most a warp a plan block or run.
-  const WarpGrid warps(exec, max_warps);
+  const WarpGrid warps{exec, max_warps};
   switch (c.kind) {
     case plan::Kind::sum: return run_sum_on_warps<plan::Kind::sum, T>(exec, c, scratch, warps);
     case plan::Kind::asum: return run_sum_on_warps<plan::Kind::asum, T>(exec, c, scratch, warps);
