@@ -360,13 +360,17 @@ void pointer_check_cost(ew::Context& gpu) {
   const Query driver_query = found == cudaDriverEntryPointSuccess ? reinterpret_cast<Query>(entry) : nullptr;
   const void* const pointers[3] = {a.data(), b.data(), c.data()};
   volatile unsigned sink = 0;
-  auto three_driver_queries = [&] {
+  // The library's query asks for three attributes (memory.cpp: the type, managed, and the
+  // device ordinal that tells another GPU's memory); two is the query before the ordinal.
+  auto driver_queries = [&](unsigned count) {
     for (const void* p : pointers) {
       unsigned long long type = 0, managed = 0;
-      CUpointer_attribute attributes[2] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED};
-      void* data[2] = {&type, &managed};
-      if (driver_query) driver_query(2, attributes, data, reinterpret_cast<CUdeviceptr>(p));
-      sink = sink + unsigned(type + managed);
+      int ordinal = -1;
+      CUpointer_attribute attributes[3] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED,
+                                           CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL};
+      void* data[3] = {&type, &managed, &ordinal};
+      if (driver_query) driver_query(count, attributes, data, reinterpret_cast<CUdeviceptr>(p));
+      sink = sink + unsigned(type + managed) + unsigned(ordinal);
     }
   };
   auto three_runtime_queries = [&] {
@@ -387,7 +391,8 @@ void pointer_check_cost(ew::Context& gpu) {
       {"ew::add (unknown spans)", [&] { ew::add<float>(gpu, ua, ub, uc); }},
       {"expression a+b (device spans)", [&] { add(gpu, {ta, tb}, {tc}); }},
       {"expression a+b (unknown spans)", [&] { add(gpu, {ua, ub}, {uc}); }},
-      {"3 x cuPointerGetAttributes (2 attributes)", three_driver_queries},
+      {"3 x cuPointerGetAttributes (2 attributes)", [&] { driver_queries(2); }},
+      {"3 x cuPointerGetAttributes (3 attributes)", [&] { driver_queries(3); }},
       {"3 x cudaPointerGetAttributes", three_runtime_queries},
   };
   for (int pass = 0; pass < 3; ++pass)
