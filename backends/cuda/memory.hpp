@@ -19,12 +19,13 @@ namespace ew::detail::cuda {
 
 // Where a raw pointer lives (an operand with MemorySpace::unknown): device, managed, pinned
 // (page-locked, registered or mapped host memory) or host (anything CUDA does not know),
-// and for device memory the GPU that holds it. Asked of the driver on every call, never
-// cached: memory freed and allocated again at the same address may be of another kind or
-// device, and only the driver knows. One driver call (cuPointerGetAttributes with just the
-// three attributes that decide it, reached through the runtime's entry-point table, so
-// libcuda is never linked) instead of cudaPointerGetAttributes, which asks for every
-// attribute of its struct. Never leaves an error behind for the next CUDA call to find.
+// and for device memory the GPU that holds it (where the process sees several; else -1).
+// Asked of the driver on every call, never cached: memory freed and allocated again at the
+// same address may be of another kind or device, and only the driver knows. One driver call
+// (cuPointerGetAttributes with just the attributes that decide it, reached through the
+// runtime's entry-point table, so libcuda is never linked) instead of
+// cudaPointerGetAttributes, which asks for every attribute of its struct. Never leaves an
+// error behind for the next CUDA call to find.
 PointerLocation locate(const void* p) noexcept;
 
 // Keeps freed blocks for reuse by a later request of the same size class. A device block
