@@ -360,8 +360,8 @@ void pointer_check_cost(ew::Context& gpu) {
   const Query driver_query = found == cudaDriverEntryPointSuccess ? reinterpret_cast<Query>(entry) : nullptr;
   const void* const pointers[3] = {a.data(), b.data(), c.data()};
   volatile unsigned sink = 0;
-  // The library's query asks for three attributes (memory.cpp: the type, managed, and the
-  // device ordinal that tells another GPU's memory); two is the query before the ordinal.
+  // The library's query (memory.cpp) asks for the type and the managed flag, and for the
+  // device ordinal that tells another GPU's memory only where the process sees several GPUs.
   auto driver_queries = [&](unsigned count) {
     for (const void* p : pointers) {
       unsigned long long type = 0, managed = 0;

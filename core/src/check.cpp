@@ -99,14 +99,17 @@ void refuse_reduction_on_several_devices(const Context& ctx, BackendImpl& backen
 }
 
 MemorySpace check_memory_space(const Context& ctx, const char* call, const char* operand, const void* p,
-                               MemorySpace tagged) {
+                               MemorySpace tagged, int tagged_device) {
   // A value outside the enum would pass as "not host" on cuda and reach a kernel.
   if (!names_a_space(tagged))
     throw Error(Errc::invalid_argument, where(call, operand) + " is tagged MemorySpace " +
                                             std::to_string(static_cast<int>(tagged)) + ", which names no memory space");
   BackendImpl& backend = checked_backend(ctx, call);
-  // A tagged span is taken at its word: the tag is how a caller skips the driver's query.
-  const PointerLocation location = tagged != MemorySpace::unknown ? PointerLocation{tagged, -1} : classify(p);
+  // A tagged span is taken at its word (its device too, where it says one): the tag is how a
+  // caller skips the driver's query.
+  const PointerLocation location =
+      tagged != MemorySpace::unknown ? PointerLocation{tagged, tagged == MemorySpace::device ? tagged_device : -1}
+                                     : classify(p);
   const MemorySpace space = location.space;
   if (space == MemorySpace::device && backend.shard_count() > 1) {
     std::vector<int> devices;
@@ -121,11 +124,12 @@ MemorySpace check_memory_space(const Context& ctx, const char* call, const char*
                                           ctx.backend_name() + " backend cannot access");
   // Another GPU's memory: its kernels would fault where peer access is off, and read it
   // over the link where it is on. Either way it is a mistake a GPU library should name.
-  if (space == MemorySpace::device && location.device >= 0 && location.device != backend.device())
+  if (space == MemorySpace::device && location.device >= 0 && backend.device() >= 0 &&
+      location.device != backend.device())
     throw Error(Errc::foreign_memory, where(call, operand) + " is device memory of device " +
                                           std::to_string(location.device) + ", and this context runs on device " +
-                                          std::to_string(backend.device()) +
-                                          ": copy it there, or pass managed memory or an ew::ShardedBuffer");
+                                          std::to_string(backend.device()) + ": run it on a context of device " +
+                                          std::to_string(location.device) + ", copy it, or pass managed memory");
   return space;
 }
 

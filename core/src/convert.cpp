@@ -28,7 +28,7 @@ bool known(DType d) {
 }  // namespace
 
 void convert(Context& ctx, DType from, const void* in, std::size_t in_size, MemorySpace in_space, DType to,
-             void* out, std::size_t out_size, MemorySpace out_space) {
+             void* out, std::size_t out_size, MemorySpace out_space, int in_device, int out_device) {
   const char* call = "ew::convert";
   detail::BackendImpl& backend = detail::checked_backend(ctx, call);
   for (DType d : {from, to})
@@ -50,8 +50,8 @@ void convert(Context& ctx, DType from, const void* in, std::size_t in_size, Memo
   c.n = n;
   c.in = in;
   c.out = out;
-  c.in_space = detail::check_memory_space(ctx, call, "in", in, in_space);
-  c.out_space = detail::check_memory_space(ctx, call, "out", out, out_space);
+  c.in_space = detail::check_memory_space(ctx, call, "in", in, in_space, in_device);
+  c.out_space = detail::check_memory_space(ctx, call, "out", out, out_space, out_device);
   c.backend = ctx.backend_name();
   backend.run_convert(c);
 }

@@ -85,7 +85,8 @@ double reduce(Context& ctx, detail::plan::Kind kind, const Kernel& kernel, const
                                            input_names[first] + " " + std::to_string(n));
     detail::check_operand(call, input_names[k], inputs[k].data, n, size_of(inputs[k].dtype));
     // Empty inputs hold no memory (as every other call, ew::sum over a span included, has it).
-    if (n > 0) space[k] = detail::check_memory_space(ctx, call, input_names[k], inputs[k].data, inputs[k].space);
+    if (n > 0)
+      space[k] = detail::check_memory_space(ctx, call, input_names[k], inputs[k].data, inputs[k].space, inputs[k].device);
   }
   const DType out = p.output_dtype(0);
   if (n == 0) return 0.0;

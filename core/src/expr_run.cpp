@@ -97,12 +97,14 @@ void Kernel::run(Context& ctx, const InputArray* inputs, std::size_t input_count
   }
   for (std::size_t k = 0; k < output_count; ++k) {
     call.outputs[k] = outputs[k].data;
-    call.output_space[k] = detail::check_memory_space(ctx, call_name, output_names[k], outputs[k].data, outputs[k].space);
+    call.output_space[k] = detail::check_memory_space(ctx, call_name, output_names[k], outputs[k].data, outputs[k].space,
+                                                         outputs[k].device);
   }
   for (std::size_t k = 0; k < input_count; ++k) {
     if (!p.input_read[k]) continue;
     call.inputs[k] = inputs[k].data;
-    call.input_space[k] = detail::check_memory_space(ctx, call_name, input_names[k], inputs[k].data, inputs[k].space);
+    call.input_space[k] = detail::check_memory_space(ctx, call_name, input_names[k], inputs[k].data, inputs[k].space,
+                                                        inputs[k].device);
   }
   // Each param rounded once to its dtype (f64 -> f16 straight, not through f32).
   for (std::size_t k = 0; k < param_count; ++k) call.params[k] = detail::round_to_storage(p.param_dtype[k], params[k]);

@@ -46,7 +46,7 @@ ReduceResult reduce(Context& ctx, plan::Kind kind, Span<const T> x, const Span<c
   MemorySpace out_space = MemorySpace::unknown;
   if (result) {
     out = check_operand(call, "result", result->data, 1, sizeof(R));
-    out_space = check_memory_space(ctx, call, "result", result->data, result->space);
+    out_space = check_memory_space(ctx, call, "result", result->data, result->space, result->device);
     if (!backend.stores_results_in(out_space))
       throw Error(Errc::foreign_memory, std::string(call) + ": result is " + to_string(out_space) +
                                             " memory, which the " + ctx.backend_name() +
@@ -74,10 +74,10 @@ ReduceResult reduce(Context& ctx, plan::Kind kind, Span<const T> x, const Span<c
   c.dtype = dtype_v<T>;
   c.n = n;
   c.x = x.data;
-  c.x_space = check_memory_space(ctx, call, "x", x.data, x.space);
+  c.x_space = check_memory_space(ctx, call, "x", x.data, x.space, x.device);
   if (y) {
     c.y = y->data;
-    c.y_space = check_memory_space(ctx, call, "y", y->data, y->space);
+    c.y_space = check_memory_space(ctx, call, "y", y->data, y->space, y->device);
   }
   if (result) {
     c.result = result->data;

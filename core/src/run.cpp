@@ -41,11 +41,11 @@ void run(Context& ctx, Op op, const Operands<T>& args) {
   c.out = args.out.data;
   c.s = static_cast<double>(args.s);
   c.t = static_cast<double>(args.t);
-  c.a_space = detail::check_memory_space(ctx, call, "a", args.a.data, args.a.space);
-  c.out_space = detail::check_memory_space(ctx, call, "out", args.out.data, args.out.space);
+  c.a_space = detail::check_memory_space(ctx, call, "a", args.a.data, args.a.space, args.a.device);
+  c.out_space = detail::check_memory_space(ctx, call, "out", args.out.data, args.out.space, args.out.device);
   if (second_input) {
     c.b = args.b.data;
-    c.b_space = detail::check_memory_space(ctx, call, "b", args.b.data, args.b.space);
+    c.b_space = detail::check_memory_space(ctx, call, "b", args.b.data, args.b.space, args.b.device);
   } else if (oi.in_place) {
     c.b = args.out.data;
     c.b_space = c.out_space;

@@ -273,9 +273,10 @@ TEST_F(MultiGpu, ReductionsAreRefusedOnSeveralDevicesAndRunOnAShard) {
   }
 }
 
-// A context on one GPU and memory of another: untagged device memory is refused, naming both
-// devices, before anything runs (the kernels would fault where peer access is off); managed
-// memory, which every GPU reads, is taken.
+// A context on one GPU and memory of another: device memory that says its GPU (an
+// ew::Buffer's span) or that the driver places (untagged) is refused, naming both devices,
+// before anything runs (the kernels would fault where peer access is off); managed memory,
+// which every GPU reads, is taken.
 TEST_F(MultiGpu, OneDeviceContextRefusesAnotherDevicesMemory) {
   Context on0(Backend::cuda);
   ASSERT_EQ(on0.device(), 0);
@@ -285,33 +286,45 @@ TEST_F(MultiGpu, OneDeviceContextRefusesAnotherDevicesMemory) {
   const std::size_t n = 4099;
   const std::vector<float> x = random_vector<float>(n), y = random_vector<float>(n);
   Buffer<float> a(on1, n), out(on1, n);
+  ASSERT_EQ(device_of(a.data()), 1);  // else a failed check would fault on device 0 for the tests after it
+  EXPECT_EQ(a.device(), 1);
   a.upload(x.data(), n);
-  std::vector<float> poison(n, -7.0f);
+  const std::vector<float> poison(n, -7.0f);
   out.upload(poison.data(), n);
   const Span<const float> a1(a.data(), n);  // untagged: the driver says device 1
   const Span<float> out1(out.data(), n);
+  std::vector<float> dst = poison;
   const char* says = "is device memory of device 1, and this context runs on device 0";
-  std::vector<float> dst(n);
-  expect_error(Errc::foreign_memory, [&] { ew::add<float>(on0, a1, y, dst); }, says);
-  expect_error(Errc::foreign_memory, [&] { ew::scale<float>(on0, 2.0f, y, out1); }, says);
-  expect_error(Errc::foreign_memory, [&] { ew::sum<float>(on0, a1); }, says);
-  auto X = input<float>(0);
-  const Kernel k = compile({X * sigmoid(X)});
-  expect_error(Errc::foreign_memory, [&] { k(on0, {a1}, {dst}); }, says);
-  expect_error(Errc::foreign_memory, [&] { ew::sum(on0, k, {a1}); }, says);
+  for (const Span<const float>& in : {a1, Span<const float>(a.span())}) {  // the driver's word, the Buffer's
+    expect_error(Errc::foreign_memory, [&] { ew::add<float>(on0, in, y, dst); }, says);
+    expect_error(Errc::foreign_memory, [&] { ew::sum<float>(on0, in); }, says);
+    auto X = input<float>(0);
+    const Kernel k = compile({X * sigmoid(X)});
+    expect_error(Errc::foreign_memory, [&] { k(on0, {in}, {dst}); }, says);
+    expect_error(Errc::foreign_memory, [&] { ew::sum(on0, k, {in}); }, says);
+    std::vector<ew::half> h(n);
+    expect_error(Errc::foreign_memory, [&] { ew::convert<float, ew::half>(on0, in, h); }, says);
+  }
+  for (const Span<float>& o1 : {out1, out.span()}) {
+    expect_error(Errc::foreign_memory, [&] { ew::scale<float>(on0, 2.0f, y, o1); }, says);
+    expect_error(Errc::foreign_memory, [&] { ew::sum<float>(on0, y, Span<float>(o1.data, 1, o1.space, o1.device)); },
+                 says);
+  }
+  EXPECT_EQ(dst, poison);  // nothing written
   std::vector<float> back(n);
   out.download(back.data(), n);
-  EXPECT_EQ(back, poison);  // nothing written
+  EXPECT_EQ(back, poison);
   // The same memory on its own device's context runs.
   ew::scale<float>(on1, 2.0f, a1, out1);
+  ew::scale<float>(on1, 2.0f, a.span(), out.span());
   on1.synchronize();
   out.download(back.data(), n);
   for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(back[i], 2.0f * x[i]) << i;
   // Managed memory made while device 1 is current is read by device 0's context.
-  ASSERT_EQ(cudaSetDevice(1), cudaSuccess);
   float* managed = nullptr;
-  ASSERT_EQ(cudaMallocManaged(&managed, n * sizeof(float)), cudaSuccess);
+  const cudaError_t made = cudaSetDevice(1) == cudaSuccess ? cudaMallocManaged(&managed, n * sizeof(float)) : cudaErrorInvalidDevice;
   ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+  ASSERT_EQ(made, cudaSuccess);
   std::memcpy(managed, x.data(), n * sizeof(float));
   std::vector<float> sum(n, -1.0f);
   ew::add<float>(on0, Span<const float>(managed, n), y, sum);

@@ -70,12 +70,13 @@ extern template void run<bfloat16>(Context&, Op, const Operands<bfloat16>&);
 // copy of the bits. Any pair of f32, f64, f16, bf16. `out` is disjoint from `in` or
 // exactly the same bytes (same element size). Checked like every op's operands.
 // The type-erased form (sizes in elements of each dtype) and the typed one,
-// `ew::convert<float, ew::half>(ctx, x, y)`.
+// `ew::convert<float, ew::half>(ctx, x, y)`. The devices: as Span::device.
 void convert(Context& ctx, DType from, const void* in, std::size_t in_size, MemorySpace in_space, DType to,
-             void* out, std::size_t out_size, MemorySpace out_space);
+             void* out, std::size_t out_size, MemorySpace out_space, int in_device = -1, int out_device = -1);
 template <class From, class To>
 void convert(Context& ctx, Span<const detail::nd<From>> in, Span<To> out) {
-  convert(ctx, dtype_v<From>, in.data, in.size, in.space, dtype_v<To>, out.data, out.size, out.space);
+  convert(ctx, dtype_v<From>, in.data, in.size, in.space, dtype_v<To>, out.data, out.size, out.space, in.device,
+          out.device);
 }
 
 }  // namespace ew

@@ -30,17 +30,18 @@ class Buffer {
   Buffer(Context& ctx, std::size_t n, MemorySpace where = MemorySpace::unknown)
       : backend_(ctx.shared_impl()), size_(n), space_(where) {
     data_ = static_cast<T*>(detail::allocate(ctx, n, sizeof(T), space_));
+    if (space_ == MemorySpace::device) device_ = ctx.device();
   }
   ~Buffer() { reset(); }
   Buffer(Buffer&& o) noexcept
-      : backend_(std::move(o.backend_)), data_(o.data_), size_(o.size_), space_(o.space_) {
+      : backend_(std::move(o.backend_)), data_(o.data_), size_(o.size_), space_(o.space_), device_(o.device_) {
     o.data_ = nullptr;
     o.size_ = 0;
   }
   Buffer& operator=(Buffer&& o) noexcept {
     if (this != &o) {
       reset();
-      backend_ = std::move(o.backend_), data_ = o.data_, size_ = o.size_, space_ = o.space_;
+      backend_ = std::move(o.backend_), data_ = o.data_, size_ = o.size_, space_ = o.space_, device_ = o.device_;
       o.data_ = nullptr, o.size_ = 0;
     }
     return *this;
@@ -51,7 +52,8 @@ class Buffer {
   T* data() const noexcept { return data_; }
   std::size_t size() const noexcept { return size_; }
   MemorySpace space() const noexcept { return space_; }
-  Span<T> span() const noexcept { return Span<T>(data_, size_, space_); }
+  int device() const noexcept { return device_; }  // the GPU of device memory, else -1
+  Span<T> span() const noexcept { return Span<T>(data_, size_, space_, device_); }
 
   // Blocking copies between this buffer and host memory of the same length. n * sizeof(T)
   // cannot overflow: n equals the size the buffer was allocated with. An empty (or
@@ -74,6 +76,7 @@ class Buffer {
   T* data_ = nullptr;
   std::size_t size_;
   MemorySpace space_;
+  int device_ = -1;
 };
 
 }  // namespace ew

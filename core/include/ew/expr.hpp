@@ -119,10 +119,12 @@ struct InputArray {
   std::size_t size = 0;
   DType dtype = DType::f32;
   MemorySpace space = MemorySpace::unknown;
+  int device = -1;  // as Span::device
 
   InputArray() = default;
   template <class T>
-  InputArray(Span<T> s) : data(s.data), size(s.size), dtype(dtype_v<std::remove_const_t<T>>), space(s.space) {}
+  InputArray(Span<T> s)
+      : data(s.data), size(s.size), dtype(dtype_v<std::remove_const_t<T>>), space(s.space), device(s.device) {}
   template <class V, class = decltype(std::declval<V&>().data()), class = decltype(std::declval<V&>().size())>
   InputArray(const V& c) : InputArray(Span<const typename V::value_type>(const_cast<V&>(c))) {}
 };
@@ -132,10 +134,11 @@ struct OutputArray {
   std::size_t size = 0;
   DType dtype = DType::f32;
   MemorySpace space = MemorySpace::unknown;
+  int device = -1;  // as Span::device
 
   OutputArray() = default;
   template <class T, class = std::enable_if_t<!std::is_const_v<T>>>
-  OutputArray(Span<T> s) : data(s.data), size(s.size), dtype(dtype_v<T>), space(s.space) {}
+  OutputArray(Span<T> s) : data(s.data), size(s.size), dtype(dtype_v<T>), space(s.space), device(s.device) {}
   template <class V, class = decltype(std::declval<V&>().data()), class = decltype(std::declval<V&>().size())>
   OutputArray(V& c) : OutputArray(Span<typename V::value_type>(c)) {}
 };

@@ -65,8 +65,9 @@ void refuse_reduction_on_several_devices(const Context& ctx, BackendImpl& backen
 
 // Where the operand lives (its tag, else what the build can find out), which the
 // context's backend must be able to access: Error(foreign_memory); device memory of
-// another GPU than the context's, as the driver tells it, too.
+// another GPU than the context's too, as the tag's device (Span::device) or the driver
+// tells it.
 MemorySpace check_memory_space(const Context& ctx, const char* call, const char* operand, const void* p,
-                               MemorySpace tagged);
+                               MemorySpace tagged, int tagged_device = -1);
 
 }  // namespace ew::detail
