@@ -89,6 +89,26 @@ TEST_P(BadInput, BufferTransferSizeMismatch) {
   x.expect_untouched(ctx);
 }
 
+// Device memory whose span says another GPU (Span::device), as an ew::Buffer of another
+// GPU's context says it: refused before anything runs, without touching the memory. A GPU
+// backend names both devices; a CPU backend refuses device memory as such.
+TEST_P(BadInput, DeviceMemoryOfAnotherGpu) {
+  Context ctx(GetParam());
+  Arrays x(ctx);
+  const int other = ctx.device() + 1;  // the host's -1 gives 0
+  const Span<const float> a(x.a.data(), Arrays::n, MemorySpace::device, other);
+  const Span<float> out(x.out.data(), Arrays::n, MemorySpace::device, other);
+  const std::string says = ctx.device() >= 0 ? "is device memory of device " + std::to_string(other) +
+                                                   ", and this context runs on device " + std::to_string(ctx.device())
+                                             : std::string("lives in device memory");
+  expect_error(Errc::foreign_memory, [&] { add<float>(ctx, a, x.B(), x.Out()); }, says.c_str());
+  expect_error(Errc::foreign_memory, [&] { add<float>(ctx, x.A(), x.B(), out); }, says.c_str());
+  expect_error(Errc::foreign_memory, [&] { ew::sum<float>(ctx, a); }, says.c_str());
+  const Kernel twice = compile({input<float>(0) * 2.0f});
+  expect_error(Errc::foreign_memory, [&] { twice(ctx, {a}, {x.Out()}); }, says.c_str());
+  x.expect_untouched(ctx);
+}
+
 std::string backend_name(const testing::TestParamInfo<Backend>& info) { return to_string(info.param); }
 
 INSTANTIATE_TEST_SUITE_P(scalar, BadInput, testing::Values(Backend::scalar), backend_name);
@@ -107,6 +127,30 @@ TEST(ForeignMemory, CpuBackendsRejectDeviceMemory) {
     expect_error(Errc::foreign_memory, [&] { Buffer<float>(ctx, 16, MemorySpace::device); });
   }
   for (float v : c) ASSERT_TRUE(is_poison(v));
+}
+
+// The GPU a span says travels with it: through const, subspan, the expression operands and
+// any container that knows it (ew::Buffer: -1 for host memory).
+TEST(SpanDevice, TravelsWithTheSpan) {
+  std::vector<float> v(8);
+  const Span<float> s(v.data(), 8, MemorySpace::device, 3);
+  EXPECT_EQ(Span<const float>(s).device, 3);
+  EXPECT_EQ(s.subspan(2, 4).device, 3);
+  EXPECT_EQ(InputArray(s).device, 3);
+  EXPECT_EQ(OutputArray(s).device, 3);
+  EXPECT_EQ(Span<float>(v).device, -1);
+  struct OnGpu {
+    float* data() { return p; }
+    std::size_t size() const { return 8; }
+    MemorySpace space() const { return MemorySpace::device; }
+    int device() const { return 5; }
+    float* p;
+  } on_gpu{v.data()};
+  EXPECT_EQ(Span<float>(on_gpu).device, 5);
+  Context scalar(Backend::scalar);
+  Buffer<float> host(scalar, 8);
+  EXPECT_EQ(host.device(), -1);
+  EXPECT_EQ(Span<float>(host).device, -1);
 }
 
 TEST(Options, HostBackendsRejectWhatOnlyGpusHonour) {
