@@ -89,3 +89,20 @@ $b/kokkos/ew_kokkos_tests --gtest_brief=1 > $OUT/kokkos-tests.log 2>&1; echo "ko
 $b/cuda/ew_cuda_tests --gtest_brief=1 > $OUT/cuda-tests.log 2>&1; echo "cuda tests rc=$?"; tail -3 $OUT/cuda-tests.log
 $b/reduce/ew_reduce_tests --gtest_brief=1 > $OUT/reduce-tests.log 2>&1; echo "reduce tests rc=$?"; tail -2 $OUT/reduce-tests.log
 cd /tmp && tar czf $R/mg4.tgz mg4; ls -la $R
+
+# ---- mg5.sh (last/) ----
+# Two GPUs, the final tree: ew_tests on cuda and kokkos (BadInput.DeviceMemoryOfAnotherGpu among
+# them) and the multigpu tests.
+set -u
+R=$OUT; export OUT=/tmp/mg5; mkdir -p $OUT
+mkdir -p /tmp/kk && ln -sfn $PWD/.kokkos-cuda /tmp/kk/install
+export KOKKOS_ROOT=/tmp/kk/install
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv | tee $OUT/gpu.txt
+bash tools/gpu/prepare.sh build-gpu-kokkos -DEW_ENABLE_KOKKOS=ON -DEW_ENABLE_HIGHWAY=OFF -DKokkos_ROOT=$KOKKOS_ROOT > $OUT/configure.log 2>&1 || { tail $OUT/configure.log; exit 1; }
+time cmake --build build-gpu-kokkos -j 30 --target elementwise ew_cuda_multigpu_tests ew_tests > $OUT/build.log 2>&1; echo "build rc=$?"
+export LD_LIBRARY_PATH=$KOKKOS_ROOT/lib:$KOKKOS_ROOT/lib64:/opt/ewdeps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+b=build-gpu-kokkos/tests
+$b/ew_tests --gtest_filter='*BadInput.DeviceMemoryOfAnotherGpu*:SpanDevice.*' > $OUT/another-gpu.log 2>&1; echo "another gpu rc=$?"; grep -E '^\[  (     OK|FAILED|SKIPPED|PASSED)' $OUT/another-gpu.log
+$b/ew_tests --gtest_filter='cuda/*:kokkos/*:BadInputTable.*' --gtest_brief=1 > $OUT/ew-tests.log 2>&1; echo "ew_tests rc=$?"; tail -2 $OUT/ew-tests.log
+$b/cuda/ew_cuda_multigpu_tests --gtest_brief=1 > $OUT/multigpu.log 2>&1; echo "multigpu rc=$?"; tail -2 $OUT/multigpu.log
+cd /tmp && tar czf $R/mg5.tgz mg5; ls -la $R
