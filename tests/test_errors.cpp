@@ -104,8 +104,14 @@ TEST_P(BadInput, DeviceMemoryOfAnotherGpu) {
   expect_error(Errc::foreign_memory, [&] { add<float>(ctx, a, x.B(), x.Out()); }, says.c_str());
   expect_error(Errc::foreign_memory, [&] { add<float>(ctx, x.A(), x.B(), out); }, says.c_str());
   expect_error(Errc::foreign_memory, [&] { ew::sum<float>(ctx, a); }, says.c_str());
+  const Span<float> first(x.out.data(), 1, MemorySpace::device, other);
+  expect_error(Errc::foreign_memory, [&] { ew::sum<float>(ctx, x.A(), first); }, says.c_str());
   const Kernel twice = compile({input<float>(0) * 2.0f});
   expect_error(Errc::foreign_memory, [&] { twice(ctx, {a}, {x.Out()}); }, says.c_str());
+  expect_error(Errc::foreign_memory, [&] { twice(ctx, {x.A()}, {out}); }, says.c_str());
+  expect_error(Errc::foreign_memory, [&] { ew::sum(ctx, twice, {a}); }, says.c_str());
+  expect_error(Errc::foreign_memory, [&] { ew::convert<float, float>(ctx, a, x.Out()); }, says.c_str());
+  expect_error(Errc::foreign_memory, [&] { ew::convert<float, float>(ctx, x.A(), out); }, says.c_str());
   x.expect_untouched(ctx);
 }
 

@@ -52,7 +52,7 @@ class Stream {
  public:
   explicit Stream(const ContextOptions& options) : stream_(static_cast<cudaStream_t>(options.stream)) {
     if (stream_) return;
-    check_cuda(cudaSetDevice(Kokkos::Cuda().cuda_device()), "cudaSetDevice");
+    const KokkosDeviceScope on_kokkos_gpu;
     check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
     owned_ = true;
   }
@@ -164,6 +164,7 @@ class KokkosBackend final : public BackendImpl {
     if (on_host) return BackendImpl::allocate(bytes, space);
     if (bytes == 0) return nullptr;
     void* p = nullptr;
+    const KokkosDeviceScope on_kokkos_gpu;
     cudaError_t e = space == MemorySpace::managed ? cudaMallocManaged(&p, bytes) : cudaMalloc(&p, bytes);
     if (e != cudaSuccess) {
       cudaGetLastError();

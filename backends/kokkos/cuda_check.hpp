@@ -16,5 +16,25 @@ inline void check_cuda(cudaError_t e, const char* what) {
   throw Error(Errc::device_error, std::string("kokkos backend: ") + what + ": " + cudaGetErrorString(e));
 }
 
+// Makes Kokkos' GPU current for a scope and gives the calling thread its own back: memory and
+// streams must be made on the GPU Kokkos runs on whatever the application's thread has
+// current, and a library call must not change where the application's next CUDA call goes.
+class KokkosDeviceScope {
+ public:
+  KokkosDeviceScope() : device_(Kokkos::Cuda().cuda_device()) {
+    check_cuda(cudaGetDevice(&previous_), "cudaGetDevice");
+    if (previous_ != device_) check_cuda(cudaSetDevice(device_), "cudaSetDevice");
+  }
+  ~KokkosDeviceScope() {
+    if (previous_ != device_) cudaSetDevice(previous_);
+  }
+  KokkosDeviceScope(const KokkosDeviceScope&) = delete;
+  KokkosDeviceScope& operator=(const KokkosDeviceScope&) = delete;
+
+ private:
+  int device_;
+  int previous_ = 0;
+};
+
 }  // namespace ew::detail::kokkos
 #endif

@@ -56,4 +56,9 @@ void convert(Context& ctx, DType from, const void* in, std::size_t in_size, Memo
   backend.run_convert(c);
 }
 
+void convert(Context& ctx, DType from, const void* in, std::size_t in_size, MemorySpace in_space, DType to,
+             void* out, std::size_t out_size, MemorySpace out_space) {
+  convert(ctx, from, in, in_size, in_space, to, out, out_size, out_space, -1, -1);
+}
+
 }  // namespace ew

@@ -70,6 +70,8 @@ TEST_F(MultiGpu, EwDeviceListMakesAMultiDeviceContextInItsOrder) {
   ShardedBuffer<float> x(ctx, 1000);
   EXPECT_EQ(device_of(x.shard(0).data), 1);
   EXPECT_EQ(device_of(x.shard(1).data), 0);
+  EXPECT_EQ(x.shard(0).device, 1);  // a shard's span says its GPU
+  EXPECT_EQ(x.shard(1).device, 0);
 }
 
 template <class T>

@@ -192,6 +192,32 @@ TEST(KokkosBackend, OwnStreamPerContext) {
   EXPECT_NE(one.native_stream(), two.native_stream());
   EXPECT_GE(one.device(), 0);
 }
+
+// A Buffer and a context's stream are made on Kokkos' GPU whatever GPU the calling thread has
+// current, and the thread keeps its own (a machine of two GPUs).
+TEST(KokkosBackend, MakesItsMemoryOnItsGpuAndLeavesTheThreadsOwn) {
+  EW_SKIP_IF_UNUSABLE(Backend::kokkos);
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count < 2) GTEST_SKIP() << "needs 2 GPUs, this machine has " << count;
+  Context first(Backend::kokkos);  // Kokkos started (its start may set the thread's GPU itself)
+  const int kokkos_gpu = Kokkos::Cuda().cuda_device(), other = kokkos_gpu == 0 ? 1 : 0;
+  ASSERT_EQ(cudaSetDevice(other), cudaSuccess);
+  Context ctx(Backend::kokkos);
+  Buffer<float> b(ctx, 1000);
+  int current = -1;
+  cudaGetDevice(&current);
+  cudaPointerAttributes attr{};
+  const cudaError_t asked = cudaPointerGetAttributes(&attr, b.data());
+  int stream_device = -1;
+  const cudaError_t stream_asked = cudaStreamGetDevice(static_cast<cudaStream_t>(ctx.native_stream()), &stream_device);
+  cudaSetDevice(kokkos_gpu);
+  EXPECT_EQ(current, other);
+  ASSERT_EQ(asked, cudaSuccess);
+  EXPECT_EQ(attr.device, kokkos_gpu);
+  EXPECT_EQ(b.device(), kokkos_gpu);
+  ASSERT_EQ(stream_asked, cudaSuccess);
+  EXPECT_EQ(stream_device, kokkos_gpu);
+}
 #endif
 
 }  // namespace

@@ -70,9 +70,12 @@ extern template void run<bfloat16>(Context&, Op, const Operands<bfloat16>&);
 // copy of the bits. Any pair of f32, f64, f16, bf16. `out` is disjoint from `in` or
 // exactly the same bytes (same element size). Checked like every op's operands.
 // The type-erased form (sizes in elements of each dtype) and the typed one,
-// `ew::convert<float, ew::half>(ctx, x, y)`. The devices: as Span::device.
+// `ew::convert<float, ew::half>(ctx, x, y)`. The devices: as Span::device (the form without
+// them says none).
 void convert(Context& ctx, DType from, const void* in, std::size_t in_size, MemorySpace in_space, DType to,
-             void* out, std::size_t out_size, MemorySpace out_space, int in_device = -1, int out_device = -1);
+             void* out, std::size_t out_size, MemorySpace out_space, int in_device, int out_device);
+void convert(Context& ctx, DType from, const void* in, std::size_t in_size, MemorySpace in_space, DType to,
+             void* out, std::size_t out_size, MemorySpace out_space);
 template <class From, class To>
 void convert(Context& ctx, Span<const detail::nd<From>> in, Span<To> out) {
   convert(ctx, dtype_v<From>, in.data, in.size, in.space, dtype_v<To>, out.data, out.size, out.space, in.device,

@@ -37,12 +37,13 @@ class Buffer {
       : backend_(std::move(o.backend_)), data_(o.data_), size_(o.size_), space_(o.space_), device_(o.device_) {
     o.data_ = nullptr;
     o.size_ = 0;
+    o.device_ = -1;
   }
   Buffer& operator=(Buffer&& o) noexcept {
     if (this != &o) {
       reset();
       backend_ = std::move(o.backend_), data_ = o.data_, size_ = o.size_, space_ = o.space_, device_ = o.device_;
-      o.data_ = nullptr, o.size_ = 0;
+      o.data_ = nullptr, o.size_ = 0, o.device_ = -1;
     }
     return *this;
   }

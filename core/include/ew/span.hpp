@@ -13,7 +13,8 @@ namespace ew {
 // its word, without a query. Device memory that says its GPU (`device` >= 0, as an
 // ew::Buffer's span does) must be the context's GPU's; tagged `device` without a GPU, it is
 // not checked, which is how memory of another GPU that the context's GPU can reach (peer
-// access enabled) is passed.
+// access enabled) is passed. A view into a Buffer keeps its GPU through subspan():
+// `buf.span().subspan(offset, n)`.
 template <class T>
 struct Span {
   T* data = nullptr;
@@ -50,9 +51,11 @@ struct Span {
     else
       return MemorySpace::unknown;
   }
+  // A container's GPU where it says its memory space too and its device() is an int (an
+  // ew::Buffer's); else none.
   template <class V>
   static constexpr int device_of(const V& container) {
-    if constexpr (has_device<V>::value)
+    if constexpr (has_space<V>::value && has_device<V>::value)
       return container.device();
     else
       return -1;
@@ -64,7 +67,8 @@ struct Span {
   template <class V, class = void>
   struct has_device : std::false_type {};
   template <class V>
-  struct has_device<V, std::void_t<decltype(std::declval<const V&>().device())>> : std::true_type {};
+  struct has_device<V, std::void_t<decltype(std::declval<const V&>().device())>>
+      : std::is_same<decltype(std::declval<const V&>().device()), int> {};
 };
 
 }  // namespace ew
