@@ -18,7 +18,8 @@ inline void check_cuda(cudaError_t e, const char* what) {
 
 // Makes Kokkos' GPU current for a scope and gives the calling thread its own back: memory and
 // streams must be made on the GPU Kokkos runs on whatever the application's thread has
-// current, and a library call must not change where the application's next CUDA call goes.
+// current. (Kokkos' own instances set their device as they start, so a context's creation may
+// still leave Kokkos' GPU current.)
 class KokkosDeviceScope {
  public:
   KokkosDeviceScope() : device_(Kokkos::Cuda().cuda_device()) {

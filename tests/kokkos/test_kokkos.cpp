@@ -193,16 +193,17 @@ TEST(KokkosBackend, OwnStreamPerContext) {
   EXPECT_GE(one.device(), 0);
 }
 
-// A Buffer and a context's stream are made on Kokkos' GPU whatever GPU the calling thread has
-// current, and the thread keeps its own (a machine of two GPUs).
-TEST(KokkosBackend, MakesItsMemoryOnItsGpuAndLeavesTheThreadsOwn) {
+// A Buffer is made on Kokkos' GPU whatever GPU the calling thread has current, and leaves the
+// thread its own; a context's stream is on Kokkos' GPU (a machine of two GPUs). Making a context
+// itself may leave Kokkos' GPU current: Kokkos' instances set the device as they start.
+TEST(KokkosBackend, MakesItsMemoryAndStreamOnItsGpu) {
   EW_SKIP_IF_UNUSABLE(Backend::kokkos);
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess || count < 2) GTEST_SKIP() << "needs 2 GPUs, this machine has " << count;
-  Context first(Backend::kokkos);  // Kokkos started (its start may set the thread's GPU itself)
   const int kokkos_gpu = Kokkos::Cuda().cuda_device(), other = kokkos_gpu == 0 ? 1 : 0;
   ASSERT_EQ(cudaSetDevice(other), cudaSuccess);
   Context ctx(Backend::kokkos);
+  ASSERT_EQ(cudaSetDevice(other), cudaSuccess);
   Buffer<float> b(ctx, 1000);
   int current = -1;
   cudaGetDevice(&current);

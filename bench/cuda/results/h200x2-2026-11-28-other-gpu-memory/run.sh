@@ -106,3 +106,35 @@ $b/ew_tests --gtest_filter='*BadInput.DeviceMemoryOfAnotherGpu*:SpanDevice.*' > 
 $b/ew_tests --gtest_filter='cuda/*:kokkos/*:BadInputTable.*' --gtest_brief=1 > $OUT/ew-tests.log 2>&1; echo "ew_tests rc=$?"; tail -2 $OUT/ew-tests.log
 $b/cuda/ew_cuda_multigpu_tests --gtest_brief=1 > $OUT/multigpu.log 2>&1; echo "multigpu rc=$?"; tail -2 $OUT/multigpu.log
 cd /tmp && tar czf $R/mg5.tgz mg5; ls -la $R
+
+# ---- mg6.sh (mends/) ----
+# Two GPUs, after the review mends: kokkos makes its memory and stream on its GPU; the BadInput
+# call forms; shards' devices; ew_tests cuda/kokkos; kokkos; multigpu.
+set -u
+R=$OUT; export OUT=/tmp/mg6; mkdir -p $OUT
+mkdir -p /tmp/kk && ln -sfn $PWD/.kokkos-cuda /tmp/kk/install
+export KOKKOS_ROOT=/tmp/kk/install
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv | tee $OUT/gpu.txt
+bash tools/gpu/prepare.sh build-gpu-kokkos -DEW_ENABLE_KOKKOS=ON -DEW_ENABLE_HIGHWAY=OFF -DKokkos_ROOT=$KOKKOS_ROOT > $OUT/configure.log 2>&1 || { tail $OUT/configure.log; exit 1; }
+time cmake --build build-gpu-kokkos -j 30 --target elementwise ew_cuda_multigpu_tests ew_tests ew_kokkos_tests > $OUT/build.log 2>&1; echo "build rc=$?"; grep -E 'error' $OUT/build.log | head
+export LD_LIBRARY_PATH=$KOKKOS_ROOT/lib:$KOKKOS_ROOT/lib64:/opt/ewdeps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+b=build-gpu-kokkos/tests
+$b/kokkos/ew_kokkos_tests --gtest_filter='KokkosBackend.MakesItsMemoryAndStream*' > $OUT/kokkos-gpu.log 2>&1; echo "kokkos gpu rc=$?"; grep -E '^\[  (     OK|FAILED|SKIPPED|PASSED)|Failure|Expected|Which' $OUT/kokkos-gpu.log | head
+$b/ew_tests --gtest_filter='*BadInput.DeviceMemoryOfAnotherGpu*:SpanDevice.*' > $OUT/another-gpu.log 2>&1; echo "another gpu rc=$?"; grep -E '^\[  (     OK|FAILED|SKIPPED|PASSED)' $OUT/another-gpu.log
+$b/ew_tests --gtest_filter='cuda/*:kokkos/*:BadInputTable.*' --gtest_brief=1 > $OUT/ew-tests.log 2>&1; echo "ew_tests rc=$?"; tail -2 $OUT/ew-tests.log
+$b/kokkos/ew_kokkos_tests --gtest_brief=1 > $OUT/kokkos-tests.log 2>&1; echo "kokkos tests rc=$?"; tail -2 $OUT/kokkos-tests.log
+$b/cuda/ew_cuda_multigpu_tests --gtest_brief=1 > $OUT/multigpu.log 2>&1; echo "multigpu rc=$?"; tail -2 $OUT/multigpu.log
+cd /tmp && tar czf $R/mg6.tgz mg6; ls -la $R
+
+# ---- mg7.sh (mends/) ----
+# Two GPUs: the kokkos GPU test as mended.
+set -u
+R=$OUT; export OUT=/tmp/mg7; mkdir -p $OUT
+mkdir -p /tmp/kk && ln -sfn $PWD/.kokkos-cuda /tmp/kk/install
+export KOKKOS_ROOT=/tmp/kk/install
+nvidia-smi --query-gpu=name --format=csv | tee $OUT/gpu.txt
+bash tools/gpu/prepare.sh build-gpu-kokkos -DEW_ENABLE_KOKKOS=ON -DEW_ENABLE_HIGHWAY=OFF -DEW_ENABLE_CUDA=OFF -DKokkos_ROOT=$KOKKOS_ROOT > $OUT/configure.log 2>&1 || { tail $OUT/configure.log; exit 1; }
+cmake --build build-gpu-kokkos -j 30 --target ew_kokkos_tests > $OUT/build.log 2>&1; echo "build rc=$?"; grep -E 'error' $OUT/build.log | head
+export LD_LIBRARY_PATH=$KOKKOS_ROOT/lib:$KOKKOS_ROOT/lib64:/opt/ewdeps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+build-gpu-kokkos/tests/kokkos/ew_kokkos_tests --gtest_filter='KokkosBackend.*' > $OUT/kokkos-gpu.log 2>&1; echo "kokkos rc=$?"; grep -E '^\[  (     OK|FAILED|SKIPPED|PASSED)|Failure|Which' $OUT/kokkos-gpu.log | head -20
+cd /tmp && tar czf $R/mg7.tgz mg7
