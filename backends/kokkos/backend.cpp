@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <string>
 #include <type_traits>
 
@@ -121,35 +122,43 @@ class KokkosBackend final : public BackendImpl {
   {
   }
 
+#ifdef KOKKOS_ENABLE_CUDA
+  ~KokkosBackend() override {
+    if constexpr (on_cuda) thread_gpu_.remember();
+  }
+#endif
+
   void run(const OpCall& c) override {
-    guarded("parallel_for", [&] {
+    on_device("parallel_for", [&] {
       dispatch_dtype(c.dtype, [&](auto tag) { kokkos::run<decltype(tag)>(exec_, c); });
     });
   }
   bool supports(DType) const override { return true; }
   void run_convert(const ConvertCall& c) override {
-    guarded("parallel_for", [&] { kokkos::convert(exec_, c); });
+    on_device("parallel_for", [&] { kokkos::convert(exec_, c); });
   }
 
   void run_expr(const ExprCall& call) override {
 #ifdef KOKKOS_ENABLE_CUDA
-    guarded("parallel_for", [&] { kokkos::run_expr(exec_, call, queue_.counters()); });
+    on_device("parallel_for", [&] { kokkos::run_expr(exec_, call, queue_.counters()); });
 #else
-    guarded("parallel_for", [&] { kokkos::run_expr(exec_, call); });
+    on_device("parallel_for", [&] { kokkos::run_expr(exec_, call); });
 #endif
   }
 
   ReduceResult run_reduce(const ReduceCall& call) override {
     ReduceResult r;
-    guarded("parallel_for", [&] { r = kokkos::run_reduce(exec_, call, reduce_scratch_); });
+    on_device("parallel_for", [&] { r = kokkos::run_reduce(exec_, call, reduce_scratch_); });
     return r;
   }
 
   void synchronize() override {
-    guarded("fence", [&] { exec_.fence(); });
+    on_device("fence", [&] {
+      exec_.fence();
 #ifdef KOKKOS_ENABLE_CUDA
-    check_cuda(cudaStreamSynchronize(stream_.get()), "cudaStreamSynchronize");
+      check_cuda(cudaStreamSynchronize(stream_.get()), "cudaStreamSynchronize");
 #endif
+    });
   }
 
   bool accepts(MemorySpace space) const override {
@@ -164,7 +173,7 @@ class KokkosBackend final : public BackendImpl {
     if (on_host) return BackendImpl::allocate(bytes, space);
     if (bytes == 0) return nullptr;
     void* p = nullptr;
-    const KokkosDeviceScope on_kokkos_gpu;
+    const KokkosDeviceScope on_kokkos_gpu(exec_.cuda_device());
     cudaError_t e = space == MemorySpace::managed ? cudaMallocManaged(&p, bytes) : cudaMalloc(&p, bytes);
     if (e != cudaSuccess) {
       cudaGetLastError();
@@ -182,6 +191,7 @@ class KokkosBackend final : public BackendImpl {
   void copy_bytes(void* dst, const void* src, std::size_t bytes) override {
     if (on_host) return BackendImpl::copy_bytes(dst, src, bytes);
     if (!bytes) return;
+    const KokkosDeviceScope on_kokkos_gpu(exec_.cuda_device());
     check_cuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream_.get()), "cudaMemcpyAsync");
     check_cuda(cudaStreamSynchronize(stream_.get()), "cudaStreamSynchronize");
   }
@@ -191,6 +201,19 @@ class KokkosBackend final : public BackendImpl {
 #endif
 
  private:
+  // Runs f on the context's GPU (on Cuda), the calling thread's own GPU current again after.
+  template <class F>
+  void on_device(const char* what, F&& f) {
+#ifdef KOKKOS_ENABLE_CUDA
+    if constexpr (on_cuda) {
+      const KokkosDeviceScope on_kokkos_gpu(exec_.cuda_device());
+      guarded(what, f);
+      return;
+    }
+#endif
+    guarded(what, f);
+  }
+
   Exec make_exec() const {
 #ifdef KOKKOS_ENABLE_CUDA
     if constexpr (on_cuda) return Kokkos::Cuda(stream_.get());  // one instance per context, reused
@@ -199,6 +222,23 @@ class KokkosBackend final : public BackendImpl {
   }
 
 #ifdef KOKKOS_ENABLE_CUDA
+  // Declared first, so destroyed last: the instance's and the stream's destruction may set
+  // Kokkos' GPU current, and the thread gets back the GPU it had as the context's destruction
+  // began.
+  class ThreadGpuOnDestruction {
+   public:
+    void remember() noexcept {
+      if (cudaGetDevice(&device_) != cudaSuccess) device_ = -1;
+    }
+    ~ThreadGpuOnDestruction() {
+      int now = device_;
+      if (device_ >= 0 && cudaGetDevice(&now) == cudaSuccess && now != device_) cudaSetDevice(device_);
+    }
+
+   private:
+    int device_ = -1;
+  };
+  ThreadGpuOnDestruction thread_gpu_;
   Stream stream_;  // declared before exec_: the instance goes first, then the stream
 #endif
   Exec exec_;
@@ -230,6 +270,11 @@ Probe probe() {
 std::unique_ptr<BackendImpl> create(const ContextOptions& options) {
   // Refused before Kokkos is initialized: initializing fixes its thread count for the process.
   if (on_host) reject_device_options(options, "kokkos");
+#ifdef KOKKOS_ENABLE_CUDA
+  // Kokkos' initialization and its instance's start set Kokkos' GPU current.
+  std::optional<KokkosDeviceScope> thread_gpu;
+  if constexpr (on_cuda) thread_gpu.emplace(-1);
+#endif
   acquire(initialization_options(options));
   check_options(options);
   std::unique_ptr<BackendImpl> impl;

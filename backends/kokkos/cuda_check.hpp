@@ -16,24 +16,26 @@ inline void check_cuda(cudaError_t e, const char* what) {
   throw Error(Errc::device_error, std::string("kokkos backend: ") + what + ": " + cudaGetErrorString(e));
 }
 
-// Makes Kokkos' GPU current for a scope and gives the calling thread its own back: memory and
-// streams must be made on the GPU Kokkos runs on whatever the application's thread has
-// current. (Kokkos' own instances set their device as they start, so a context's creation may
-// still leave Kokkos' GPU current.)
+// Makes `device` current for a scope (Kokkos' GPU, where memory and streams must be made
+// whatever the application's thread has current) and gives the calling thread its own GPU back
+// at the end, whoever changed it meanwhile: Kokkos sets its device as it initializes, as its
+// instances start and as they launch, and a library call must not change which GPU the
+// application's next CUDA call goes to. With device -1 it only gives the thread's GPU back.
 class KokkosDeviceScope {
  public:
-  KokkosDeviceScope() : device_(Kokkos::Cuda().cuda_device()) {
+  explicit KokkosDeviceScope(int device) {
     check_cuda(cudaGetDevice(&previous_), "cudaGetDevice");
-    if (previous_ != device_) check_cuda(cudaSetDevice(device_), "cudaSetDevice");
+    if (device >= 0 && device != previous_) check_cuda(cudaSetDevice(device), "cudaSetDevice");
   }
+  KokkosDeviceScope() : KokkosDeviceScope(Kokkos::Cuda().cuda_device()) {}
   ~KokkosDeviceScope() {
-    if (previous_ != device_) cudaSetDevice(previous_);
+    int now = previous_;
+    if (cudaGetDevice(&now) == cudaSuccess && now != previous_) cudaSetDevice(previous_);
   }
   KokkosDeviceScope(const KokkosDeviceScope&) = delete;
   KokkosDeviceScope& operator=(const KokkosDeviceScope&) = delete;
 
  private:
-  int device_;
   int previous_ = 0;
 };
 

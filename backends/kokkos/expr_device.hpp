@@ -1271,12 +1271,9 @@ void run_tiles(const Exec& exec, const ExprCall& call, const DevicePlan& plan, c
 class WalkQueue {
  public:
   WalkQueue(int device, cudaStream_t stream) {
-    int was = 0;
-    check_cuda(cudaGetDevice(&was), "cudaGetDevice");
-    check_cuda(cudaSetDevice(device), "cudaSetDevice");
+    const KokkosDeviceScope on_gpu(device);
     cudaError_t e = cudaMalloc(&counters_, 2 * sizeof(unsigned long long));
     if (e == cudaSuccess) e = cudaMemsetAsync(counters_, 0, 2 * sizeof(unsigned long long), stream);
-    cudaSetDevice(was);
     if (e != cudaSuccess) {
       if (counters_) cudaFree(counters_);
       check_cuda(e, "the tile walk's queue");

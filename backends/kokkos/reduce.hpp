@@ -127,12 +127,12 @@ class ReduceScratch {
     if (doubles <= h.capacity) return h.at;
     if (h.at && release(h.at) != cudaSuccess) cudaGetLastError();
     h = Held{};
-    int was = 0;
-    check_cuda(cudaGetDevice(&was), "cudaGetDevice");
-    check_cuda(cudaSetDevice(device_id), "cudaSetDevice");
     void* p = nullptr;
-    const cudaError_t e = alloc(&p, doubles * sizeof(double));
-    cudaSetDevice(was);
+    cudaError_t e;
+    {
+      const KokkosDeviceScope on_gpu(device_id);
+      e = alloc(&p, doubles * sizeof(double));
+    }
     if (e != cudaSuccess) {
       cudaGetLastError();
       throw Error(Errc::out_of_memory, "kokkos backend: " + std::to_string(doubles * sizeof(double)) + " bytes of " +

@@ -531,6 +531,23 @@ ExprSection measure_expressions(const ExprPlan& plan, Progress& progress) {
 #endif
         }
 
+        if (plan.read_bound && any_measured && place == Place::device) {
+          // Not an implementation of the formula: a pass that reads as many arrays of the set
+          // as the call moves (inputs, then the output, then temporaries), nothing written.
+          Method bound;
+          bound.kind = "bound", bound.target = "read-only pass", bound.place = place, bound.events = true;
+          bound.checked = bound.verified = true;
+          bound.run = [&e](DType dt, std::size_t n, const Arrays& a) {
+            const void* read[gpu::max_read_arrays] = {};
+            int count = 0;
+            for (int k = 0; k < e.inputs; ++k) read[count++] = a.in[k];
+            if (!e.in_place) read[count++] = a.out;
+            for (int t = 0; t < e.temporaries && count < e.inputs + 1; ++t) read[count++] = a.tmp[t];
+            gpu::read_pass(read, count, n * size_of(dt) / 16 * 16);
+          };
+          methods.push_back(bound);
+        }
+
         for (int lg : sizes) {
           const std::size_t n = std::size_t(1) << lg;
           std::map<std::size_t, ExprResult> cold_of;  // by method: reused for warm when cold needed no rotation
@@ -650,6 +667,32 @@ void print_kokkos_against_cuda(const Report& r, std::FILE* out) {
   }
 }
 
+// --read-bound: a pass reading as many bytes as each call moves, nothing written, timed as the
+// methods are. Its "vs peer" is the most any method reading those bytes at that size could
+// reach against the peer: a goal above it is out of reach on that machine.
+void print_read_bound(const Report& r, std::FILE* out) {
+  bool header = false;
+  for (const ExprResult& b : r.expressions) {
+    if (b.method != "bound" || !b.available) continue;
+    for (const ExprResult& c : r.expressions) {
+      if (c.method != "fused" || c.place != b.place || !c.available || c.expression != b.expression ||
+          c.dtype != b.dtype || c.n != b.n || c.cache != b.cache)
+        continue;
+      if (!header) {
+        std::fprintf(out,
+                     "\nthe read-only pass over each point's bytes, nothing written (vs peer: the peer's time over\n"
+                     "the pass's, the most a call reading those bytes could reach against the peer; fused/bound:\n"
+                     "the pass's time over the backend's, 1 = as fast as reading alone)\n");
+        header = true;
+      }
+      std::fprintf(out, "  %-7s %-5s %-5s %-5s %-9s bound %9.1f GB/s  vs peer %s  fused/bound %.3f%s\n",
+                   b.expression.c_str(), to_string(b.dtype), pretty_n(b.n).c_str(), to_string(b.cache),
+                   c.target.c_str(), b.gbps, b.ratio_to_peer >= 0 ? (fixed(b.ratio_to_peer, 3) + "x").c_str() : "-",
+                   b.seconds.median / c.seconds.median, b.seconds.unsteady() ? "  UNSTEADY bound" : "");
+    }
+  }
+}
+
 }  // namespace
 
 void print_expressions(const Report& r, std::FILE* out) {
@@ -711,6 +754,7 @@ void print_expressions(const Report& r, std::FILE* out) {
   std::fprintf(out, "%d fused rows; %d unsteady measurements among them and their unfused and peer figures\n", rows,
                unsteady);
   print_kokkos_against_cuda(r, out);
+  print_read_bound(r, out);
   if (!r.expression_call_costs.empty()) {
     std::fprintf(out, "\none call on %zu floats (median of %d batches of back-to-back calls; fastest batch)\n",
                  r.expression_call_costs.front().n, r.expression_call_costs.front().seconds.reps);

@@ -193,31 +193,73 @@ TEST(KokkosBackend, OwnStreamPerContext) {
   EXPECT_GE(one.device(), 0);
 }
 
-// A Buffer is made on Kokkos' GPU whatever GPU the calling thread has current, and leaves the
-// thread its own; a context's stream is on Kokkos' GPU (a machine of two GPUs). Making a context
-// itself may leave Kokkos' GPU current: Kokkos' instances set the device as they start.
-TEST(KokkosBackend, MakesItsMemoryAndStreamOnItsGpu) {
+// A context leaves the calling thread the GPU it has current, as the cuda backend does, through
+// everything it does (a machine of two GPUs): its creation, which may initialize Kokkos, a
+// Buffer, uploads, an op, an expression, a reduction, a wait and its destruction; its memory
+// and stream are on Kokkos' GPU, and the results are the scalar backend's bits.
+TEST(KokkosBackend, KeepsTheThreadsGpuAndRunsOnItsOwn) {
   EW_SKIP_IF_UNUSABLE(Backend::kokkos);
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess || count < 2) GTEST_SKIP() << "needs 2 GPUs, this machine has " << count;
-  const int kokkos_gpu = Kokkos::Cuda().cuda_device(), other = kokkos_gpu == 0 ? 1 : 0;
+  const int other = count - 1;  // Kokkos takes the first GPU unless told otherwise
+  const auto current = [] {
+    int device = -1;
+    cudaGetDevice(&device);
+    return device;
+  };
+  const std::size_t n = (std::size_t(1) << 20) + 3;
+  const std::vector<float> a = random_vector<float>(n), b = random_vector<float>(n);
+  Context scalar(Backend::scalar);
+  std::vector<float> want_add(n, poison<float>()), want_silu(n, poison<float>());
+  add<float>(scalar, Span<const float>(a.data(), n), Span<const float>(b.data(), n), Span<float>(want_add.data(), n));
+  const Expr x = input<float>(0);
+  const Kernel silu = compile({x * sigmoid(x)});
+  silu(scalar, {Span<const float>(a.data(), n)}, {Span<float>(want_silu.data(), n)});
+  const float want_sum = sum<float>(scalar, Span<const float>(a.data(), n));
+
   ASSERT_EQ(cudaSetDevice(other), cudaSuccess);
-  Context ctx(Backend::kokkos);
-  ASSERT_EQ(cudaSetDevice(other), cudaSuccess);
-  Buffer<float> b(ctx, 1000);
-  int current = -1;
-  cudaGetDevice(&current);
-  cudaPointerAttributes attr{};
-  const cudaError_t asked = cudaPointerGetAttributes(&attr, b.data());
-  int stream_device = -1;
-  const cudaError_t stream_asked = cudaStreamGetDevice(static_cast<cudaStream_t>(ctx.native_stream()), &stream_device);
+  std::vector<int> seen;  // the thread's GPU after each step
+  float got_sum = 0;
+  std::vector<float> got_add(n, poison<float>()), got_silu(n, poison<float>());
+  int kokkos_gpu = -1, buffer_device = -1, stream_device = -1;
+  {
+    Context ctx(Backend::kokkos);
+    seen.push_back(current());
+    kokkos_gpu = ctx.device();
+    if (kokkos_gpu == other) GTEST_SKIP() << "Kokkos runs on GPU " << other << ", the one this test makes current";
+    Buffer<float> da(ctx, n), db(ctx, n), add_out(ctx, n), silu_out(ctx, n);
+    seen.push_back(current());
+    da.upload(a.data(), n);
+    db.upload(b.data(), n);
+    add_out.upload(got_add.data(), n);
+    silu_out.upload(got_silu.data(), n);
+    seen.push_back(current());
+    add<float>(ctx, da, db, add_out);
+    seen.push_back(current());
+    silu(ctx, {da.span()}, {silu_out.span()});
+    seen.push_back(current());
+    got_sum = sum<float>(ctx, da.span());
+    seen.push_back(current());
+    ctx.synchronize();
+    seen.push_back(current());
+    add_out.download(got_add.data(), n);
+    silu_out.download(got_silu.data(), n);
+    seen.push_back(current());
+    cudaPointerAttributes attr{};
+    if (cudaPointerGetAttributes(&attr, da.data()) == cudaSuccess) buffer_device = attr.device;
+    cudaStreamGetDevice(static_cast<cudaStream_t>(ctx.native_stream()), &stream_device);
+    EXPECT_EQ(ctx.device(), kokkos_gpu);
+    EXPECT_EQ(da.device(), kokkos_gpu);
+  }
+  seen.push_back(current());
   cudaSetDevice(kokkos_gpu);
-  EXPECT_EQ(current, other);
-  ASSERT_EQ(asked, cudaSuccess);
-  EXPECT_EQ(attr.device, kokkos_gpu);
-  EXPECT_EQ(b.device(), kokkos_gpu);
-  ASSERT_EQ(stream_asked, cudaSuccess);
+  EXPECT_EQ(seen, std::vector<int>(seen.size(), other))
+      << "the thread's GPU after: creation, Buffers, uploads, add, expression, sum, synchronize, downloads, destruction";
+  EXPECT_EQ(buffer_device, kokkos_gpu);
   EXPECT_EQ(stream_device, kokkos_gpu);
+  EXPECT_EQ(first_mismatch(got_add, want_add), -1);
+  EXPECT_EQ(first_mismatch(got_silu, want_silu), -1);
+  EXPECT_EQ(got_sum, want_sum);
 }
 #endif
 

@@ -28,7 +28,9 @@ struct ContextOptions {
 // context run in order; on asynchronous backends (cuda, kokkos on a GPU) they may
 // still be running when the call returns: synchronize() waits and reports errors.
 // A context is movable, not copyable, and not to be used by two threads at once; a
-// moved-from context may only be assigned to or destroyed.
+// moved-from context may only be assigned to or destroyed. On a GPU no call of the library
+// (a context's creation and destruction, Buffers, ops, waits) changes which GPU is current on
+// the calling thread: the application's next CUDA call goes where it would have gone.
 class Context {
  public:
   explicit Context(Backend backend = Backend::automatic, const ContextOptions& options = {});
