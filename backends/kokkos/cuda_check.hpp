@@ -1,6 +1,7 @@
 #pragma once
-// CUDA runtime calls of the backend's own on Kokkos' Cuda space (the tile walk's queue, the
-// reductions' scratch): a failure becomes Error(device_error) naming the call.
+// CUDA runtime calls of the backend's own on Kokkos' Cuda space (Buffers, the context's stream,
+// the tile walk's queue, the reductions' scratch): a failure becomes Error(device_error) naming
+// the call; and the scope that keeps the calling thread's GPU through every call.
 #include <Kokkos_Core.hpp>
 
 #include <string>

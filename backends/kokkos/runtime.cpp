@@ -37,6 +37,22 @@ void initialize(const ContextOptions& options) {
 #endif
 }
 
+// Kokkos::finalize with the calling thread's GPU current again after it: Kokkos sets its device
+// as it tears its instances down, and no library call changes the thread's GPU (context.hpp).
+// Its own calls never throw (it also runs at exit).
+void finalize_keeping_thread_gpu() {
+#if defined(KOKKOS_ENABLE_CUDA)
+  int device = -1;
+  const bool known = cudaGetDevice(&device) == cudaSuccess;
+  if (!known) cudaGetLastError();  // its own error, not the application's to find
+  Kokkos::finalize();
+  int now = device;
+  if (known && cudaGetDevice(&now) == cudaSuccess && now != device) cudaSetDevice(device);
+#else
+  Kokkos::finalize();
+#endif
+}
+
 }  // namespace
 
 void acquire(const ContextOptions& options) {
@@ -64,7 +80,7 @@ void acquire(const ContextOptions& options) {
 void release() {
   std::lock_guard<std::mutex> guard(state_mutex);
   if (owner != Owner::library) return;
-  if (Kokkos::is_initialized()) Kokkos::finalize();
+  if (Kokkos::is_initialized()) finalize_keeping_thread_gpu();
   owner = Owner::finalized;
 }
 

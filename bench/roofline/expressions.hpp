@@ -62,7 +62,7 @@ struct ExprPlan {
   std::vector<int> device_log2_sizes;  // backends whose memory is on the GPU
   bool cold = true, warm = true;
   bool peers = true;
-  bool read_bound = false;  // also a read-only pass over each point's bytes, on the GPU
+  bool read_pass = false;  // also a read-only pass over each point's bytes, on the GPU (--read-pass)
   bool quick = false;
   int reps = 7;
   std::size_t cold_bytes = 0, device_cold_bytes = 0;  // rotation footprints for cold runs

@@ -35,9 +35,10 @@ void to_device(void* dst, const void* src, std::size_t bytes);
 // handed to the peers), so that events around a batch time exactly that batch.
 void* stream();
 void synchronize();
-// One pass reading `count` (at most max_read_arrays) device arrays of bytes_each bytes (a
-// multiple of 16) at the same offsets, on stream(), nothing written. How fast a call that reads its operands' bytes could be, at least without
-// writes: an expression's bound at its size (expressions.cpp, --read-bound).
+// One pass reading `count` (1 to max_read_arrays) device arrays at the same offsets, on
+// stream(), nothing written: bytes_each rounded up to whole 16-byte vectors, which the arrays
+// must hold. How fast reading as many bytes as a call moves runs at that size, for reference
+// (expressions.cpp, --read-pass).
 constexpr int max_read_arrays = 6;
 void read_pass(const void* const* arrays, int count, std::size_t bytes_each);
 // Seconds between events recorded on stream() before and after body().

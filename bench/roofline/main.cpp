@@ -122,7 +122,7 @@ int run(const Options& o) {
     // On a GPU, --quick: a launch-bound size, a mid size and a large one (issue 12's goals
     // differ between 2^20..2^22 and 2^24..2^28).
     ep.device_log2_sizes = !o.sizes_log2.empty() ? o.sizes_log2 : o.quick ? std::vector<int>{20, 24, 28} : plan.device_log2;
-    ep.cold = plan.cold, ep.warm = plan.warm, ep.peers = o.peers, ep.read_bound = o.read_bound, ep.quick = o.quick, ep.reps = r.reps;
+    ep.cold = plan.cold, ep.warm = plan.warm, ep.peers = o.peers, ep.read_pass = o.read_pass, ep.quick = o.quick, ep.reps = r.reps;
     ep.cold_bytes = plan.host_cold_bytes, ep.device_cold_bytes = plan.device_cold_bytes;
     if (const Ceilings* c = r.ceilings_of(Place::host)) ep.memory_gbps = c->memory_gbps;
     if (const Ceilings* c = r.ceilings_of(Place::device)) ep.device_gbps = c->memory_gbps;

@@ -34,8 +34,8 @@ const char* usage() {
          "  --ladder         also the GPU optimization ladder (needs a CUDA build and a GPU)\n"
          "  --expressions LIST  relu,silu,dot4,clamp,chain3: the expressions section, fused against\n"
          "                   the fixed ops and an OpenMP loop (default: all; --quick: silu,chain3)\n"
-         "  --read-bound        with the expressions on a GPU, a read-only pass over each point's bytes\n"
-         "                   (what a call reading them could reach there at best)\n"
+         "  --read-pass         with the expressions on a GPU, a read-only pass over each point's bytes\n"
+         "                   (how fast reading them alone runs there, for reference)\n"
          "  --no-expressions    skip the expressions section\n"
          "  --only-expressions  only the ceilings and the expressions section\n"
          "  --no-reductions     skip the reductions section (sum, dot, norm2 against OpenMP, cub, cuBLAS)\n"
@@ -242,8 +242,8 @@ Options parse(int argc, char** argv) {
           throw UsageError("--expressions: unknown expression '" + e + "'; give " + names);
         add_unique(o.expressions, e);
       }
-    } else if (arg == "--read-bound") {
-      flag_only(), o.read_bound = true;
+    } else if (arg == "--read-pass") {
+      flag_only(), o.read_pass = true;
     } else if (arg == "--no-expressions") {
       flag_only(), o.no_expressions = true;
     } else if (arg == "--only-expressions") {

@@ -22,7 +22,7 @@ struct Options {
   int reps = 0;  // 0: 7, or 3 with --quick
   bool ladder = false;
   bool peers = true;
-  bool read_bound = false;  // --read-bound
+  bool read_pass = false;  // --read-pass
   // The expressions section (expressions.hpp): which ones (empty: all; --quick: silu, chain3),
   // none at all, or nothing else (no fixed-op sweep, no intensity probe).
   std::vector<std::string> expressions;

@@ -232,7 +232,7 @@ expect_refused("--dtypes: unknown dtype 'f8'; give a list of f32, f64, f16, bf16
 expect_refused("--dtypes needs a value" --dtypes)
 expect_refused("--expressions: unknown expression 'gelu'; give relu, silu, dot4, clamp, chain3" --expressions relu,gelu)
 expect_refused("--no-expressions contradicts --only-expressions" --no-expressions --only-expressions)
-expect_refused("--read-bound takes no value" --read-bound=1)
+expect_refused("--read-pass takes no value" --read-pass=1)
 expect_refused("--reps: '0' is not a number of repetitions; give 1\\.\\.1000000" --reps=0)
 expect_refused("--reps: 'x' is not a number of repetitions" --reps x)
 expect_refused("--reps needs a value \\(a count such as 7\\), got the option '--quick'" --reps --quick)
