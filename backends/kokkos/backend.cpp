@@ -228,12 +228,9 @@ class KokkosBackend final : public BackendImpl {
   class ThreadGpuOnDestruction {
    public:
     void remember() noexcept {
-      if (cudaGetDevice(&device_) != cudaSuccess) device_ = -1;
+      if (cudaGetDevice(&device_) != cudaSuccess) device_ = -1, cudaGetLastError();
     }
-    ~ThreadGpuOnDestruction() {
-      int now = device_;
-      if (device_ >= 0 && cudaGetDevice(&now) == cudaSuccess && now != device_) cudaSetDevice(device_);
-    }
+    ~ThreadGpuOnDestruction() { give_back_gpu(device_); }
 
    private:
     int device_ = -1;

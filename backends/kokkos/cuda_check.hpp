@@ -17,6 +17,14 @@ inline void check_cuda(cudaError_t e, const char* what) {
   throw Error(Errc::device_error, std::string("kokkos backend: ") + what + ": " + cudaGetErrorString(e));
 }
 
+// Makes `device` (>= 0) the calling thread's GPU again where it is not, leaving no error of its
+// own behind for the application's next CUDA call to find.
+inline void give_back_gpu(int device) noexcept {
+  int now = device;
+  if (device < 0) return;
+  if (cudaGetDevice(&now) != cudaSuccess || (now != device && cudaSetDevice(device) != cudaSuccess)) cudaGetLastError();
+}
+
 // Makes `device` current for a scope (Kokkos' GPU, where memory and streams must be made
 // whatever the application's thread has current) and gives the calling thread its own GPU back
 // at the end, whoever changed it meanwhile: Kokkos sets its device as it initializes, as its
@@ -29,10 +37,7 @@ class KokkosDeviceScope {
     if (device >= 0 && device != previous_) check_cuda(cudaSetDevice(device), "cudaSetDevice");
   }
   KokkosDeviceScope() : KokkosDeviceScope(Kokkos::Cuda().cuda_device()) {}
-  ~KokkosDeviceScope() {
-    int now = previous_;
-    if (cudaGetDevice(&now) == cudaSuccess && now != previous_) cudaSetDevice(previous_);
-  }
+  ~KokkosDeviceScope() { give_back_gpu(previous_); }
   KokkosDeviceScope(const KokkosDeviceScope&) = delete;
   KokkosDeviceScope& operator=(const KokkosDeviceScope&) = delete;
 

@@ -7,6 +7,9 @@
 #include <string>
 
 #include "ew/error.hpp"
+#if defined(KOKKOS_ENABLE_CUDA)
+#include "cuda_check.hpp"
+#endif
 
 namespace ew::detail::kokkos {
 
@@ -46,8 +49,7 @@ void finalize_keeping_thread_gpu() {
   const bool known = cudaGetDevice(&device) == cudaSuccess;
   if (!known) cudaGetLastError();  // its own error, not the application's to find
   Kokkos::finalize();
-  int now = device;
-  if (known && cudaGetDevice(&now) == cudaSuccess && now != device) cudaSetDevice(device);
+  give_back_gpu(known ? device : -1);
 #else
   Kokkos::finalize();
 #endif

@@ -536,7 +536,7 @@ ExprSection measure_expressions(const ExprPlan& plan, Progress& progress) {
           // as the call moves (inputs, then the output, then temporaries), nothing written and
           // so nothing verified.
           Method pass;
-          pass.kind = "read pass", pass.target = "read-only pass", pass.place = place, pass.events = true;
+          pass.kind = "read-pass", pass.target = "read-only pass", pass.place = place, pass.events = true;
           pass.checked = true;
           pass.run = [&e](DType dt, std::size_t n, const Arrays& a) {
             const void* read[gpu::max_read_arrays] = {};
@@ -676,7 +676,7 @@ void print_kokkos_against_cuda(const Report& r, std::FILE* out) {
 void print_read_pass(const Report& r, std::FILE* out) {
   bool header = false;
   for (const ExprResult& p : r.expressions) {
-    if (p.method != "read pass" || !p.available) continue;
+    if (p.method != "read-pass" || !p.available) continue;
     for (const ExprResult& c : r.expressions) {
       if (c.method != "fused" || c.place != p.place || !c.available || c.expression != p.expression ||
           c.dtype != p.dtype || c.n != p.n || c.cache != p.cache)

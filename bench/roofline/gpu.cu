@@ -77,7 +77,7 @@ __global__ void read_kernel(const float4* __restrict__ a, std::size_t n4, float*
 
 // Count arrays read at the same offsets in one pass, nothing written: how fast a call that
 // reads as many bytes runs at that size, for reference (read_pass). Every array's next
-// `unroll` strides are loaded before their adds: 4 Count 16-byte loads in flight a thread,
+// `unroll` strides are loaded before their adds: 4 x Count 16-byte loads in flight a thread,
 // where the read ceiling's kernel keeps 4.
 struct ReadArrays {
   const float4* a[max_read_arrays];
@@ -97,7 +97,7 @@ __global__ void read_arrays_kernel(ReadArrays r, std::size_t n4, float* __restri
 #pragma unroll
       for (int k = 0; k < Count; ++k) acc += v[u][k].x + v[u][k].y + v[u][k].z + v[u][k].w;
   }
-  if (acc == -1.0f) out[0] = acc;  // never true for the arenas' data; keeps the loads alive
+  if (acc == -1.0f) out[0] = acc;  // keeps the loads alive; true for no data measured (f64 read as floats: by chance)
 }
 
 __global__ void copy_kernel(const float4* __restrict__ a, float4* __restrict__ c, std::size_t n4) {
@@ -276,7 +276,7 @@ void read_pass(const void* const* arrays, int count, std::size_t bytes_each) {
   if (count < 1 || count > max_read_arrays)
     throw std::invalid_argument("read_pass: " + std::to_string(count) + " arrays; it reads 1 to " +
                                 std::to_string(max_read_arrays));
-  static float* const sink = static_cast<float*>(allocate(64));  // the process's, never written for the arenas' data
+  static float* const sink = static_cast<float*>(allocate(64));  // the process's own: nothing reads it
   ReadArrays r{};
   for (int k = 0; k < count; ++k) r.a[k] = static_cast<const float4*>(arrays[k]);
   const std::size_t n4 = (bytes_each + 15) / 16;

@@ -29,7 +29,23 @@ TEST(KokkosInitLibraryFirst, LazyInitializationOnceAndFinalizeThroughTheLibrary)
   Kokkos::push_finalize_hook([] { ++finalizations; });
   expect_add_works();
 
+#ifdef KOKKOS_ENABLE_CUDA
+  // On a machine of two GPUs: finalize() gives the calling thread back its GPU, here not the
+  // one Kokkos runs on (Kokkos sets its own as it tears its instances down).
+  int count = 0, before = -1, after = -1;
+  const bool two_gpus = cudaGetDeviceCount(&count) == cudaSuccess && count >= 2;
+  if (two_gpus) {
+    cudaSetDevice(count - 1);
+    cudaGetDevice(&before);
+  }
+#endif
   finalize();
+#ifdef KOKKOS_ENABLE_CUDA
+  if (two_gpus) {
+    cudaGetDevice(&after);
+    EXPECT_EQ(after, before) << "the thread's GPU after ew::finalize()";
+  }
+#endif
   EXPECT_FALSE(Kokkos::is_initialized());
   EXPECT_EQ(finalizations, 1);
   EXPECT_EQ(error_code_of([] { Context ctx(Backend::kokkos); }), Errc::backend_unavailable);

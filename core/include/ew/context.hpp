@@ -30,7 +30,8 @@ struct ContextOptions {
 // A context is movable, not copyable, and not to be used by two threads at once; a
 // moved-from context may only be assigned to or destroyed. On a GPU no call of the library
 // (a context's creation and destruction, Buffers, ops, waits) changes which GPU is current on
-// the calling thread: the application's next CUDA call goes where it would have gone.
+// the calling thread: the application's next CUDA call goes where it would have gone. (A
+// thread that has used no GPU yet counts as having GPU 0 current: docs/multigpu.md, MPI.)
 class Context {
  public:
   explicit Context(Backend backend = Backend::automatic, const ContextOptions& options = {});
