@@ -3,7 +3,8 @@
 # the repository root, in order. .kokkos-cuda: a Kokkos 4.6.99 install for sm_90. s1.sh and s2.sh
 # ran on a tree with tile-rolled.patch applied (EW_KOKKOS_TILE_ROLLED, off unless defined; not
 # kept) and the read pass's first kernel under its first flag name, --read-bound; s3.sh on the
-# final tree (--read-pass). Their outputs are the files s1-*, s2-* and s3-* here.
+# tree after the first review (--read-pass); s4.sh on the final tree. Their outputs are the
+# files s1-* to s4-* here.
 
 # ---- s1.sh ----
 # One H200: build (cuda + kokkos for sm_90); the kokkos suites on the GPU (on one GPU the
@@ -74,3 +75,22 @@ sed -n '/^kokkos on the GPU/,/^$/p' $OUT/roofline.txt; grep -A5 "^one call on" $
 build-gpu-kokkos/bench/roofline/ew-roofline --only-expressions --backends cuda --sizes 20,22 --cold --read-pass > $OUT/roofline-pass.txt 2>&1; echo "roofline pass rc=$?"
 sed -n '/^the read-only pass/,/^$/p' $OUT/roofline-pass.txt; grep -E "read-only sum" $OUT/roofline-pass.txt
 cd /tmp && tar czf $R/s3.tgz s3; ls -la $R
+
+# ---- s4.sh ----
+# One H200, the final tree after the second review: the kokkos backend's tests and the three
+# Kokkos initialization orders (one process each: ew::finalize() and the finalize at exit) on
+# the GPU, under memcheck too.
+set -u
+R=$OUT; export OUT=/tmp/s4; mkdir -p $OUT
+mkdir -p /tmp/kk && ln -sfn $PWD/.kokkos-cuda /tmp/kk/install
+export KOKKOS_ROOT=/tmp/kk/install
+bash tools/gpu/prepare.sh build-gpu-kokkos -DEW_ENABLE_KOKKOS=ON -DEW_ENABLE_HIGHWAY=OFF -DEW_ENABLE_CUDA=OFF -DKokkos_ROOT=$KOKKOS_ROOT > $OUT/configure.log 2>&1 || { tail $OUT/configure.log; exit 1; }
+time cmake --build build-gpu-kokkos -j 16 --target ew_kokkos_tests ew_kokkos_init_library_first ew_kokkos_init_application_first ew_kokkos_init_exit > $OUT/build.log 2>&1; echo "build rc=$?"
+grep -E "error" $OUT/build.log | head
+export LD_LIBRARY_PATH=$KOKKOS_ROOT/lib:$KOKKOS_ROOT/lib64:/opt/ewdeps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+b=build-gpu-kokkos/tests/kokkos
+$b/ew_kokkos_tests --gtest_brief=1 > $OUT/kokkos-tests.log 2>&1; echo "kokkos tests rc=$?"; tail -3 $OUT/kokkos-tests.log
+for t in library_first application_first; do $b/ew_kokkos_init_$t > $OUT/init-$t.log 2>&1; echo "init $t rc=$?"; tail -2 $OUT/init-$t.log; done
+$b/ew_kokkos_init_exit > $OUT/init-exit.log 2>&1; echo "init exit rc=$?"; tail -2 $OUT/init-exit.log
+compute-sanitizer --tool memcheck --error-exitcode 7 $b/ew_kokkos_init_library_first > $OUT/memcheck-init.log 2>&1; echo "memcheck init rc=$?"; grep -E "ERROR SUMMARY|PASSED|FAILED" $OUT/memcheck-init.log | tail -3
+cd /tmp && tar czf $R/s4.tgz s4; ls -la $R
