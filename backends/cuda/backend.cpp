@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -22,6 +23,7 @@
 #include "memory.hpp"
 #include "pipeline.hpp"
 #include "reduce.hpp"
+#include "thread_context.hpp"
 
 namespace ew::detail {
 
@@ -75,7 +77,8 @@ class CudaBackend final : public BackendImpl {
     } else {
       device_ = choose_device(o);
     }
-    DeviceScope scope(device_);
+    primary_.emplace(device_, "cuda");
+    const ContextScope scope(primary_->get(), "cuda");
     check(cudaDeviceGetAttribute(&shape_.sm_count, cudaDevAttrMultiProcessorCount, device_),
           "cudaDeviceGetAttribute");
     check(cudaDeviceGetAttribute(&major_, cudaDevAttrComputeCapabilityMajor, device_), "cudaDeviceGetAttribute");
@@ -105,9 +108,7 @@ class CudaBackend final : public BackendImpl {
   }
 
   ~CudaBackend() override {
-    int previous = 0;
-    cudaGetDevice(&previous);
-    cudaSetDevice(device_);
+    const ContextScope scope(primary_->get());
     cudaStreamSynchronize(stream_);
     pipeline_.reset();
     expr_reducer_.reset();
@@ -118,7 +119,6 @@ class CudaBackend final : public BackendImpl {
     managed_pool_.release_cached();
     if (owns_stream_) cudaStreamDestroy(stream_);
     cudaGetLastError();
-    cudaSetDevice(previous);
   }
 
   void run(const OpCall& c) override {
@@ -230,6 +230,7 @@ class CudaBackend final : public BackendImpl {
   }
 
   void deallocate(void* p, MemorySpace space) noexcept override {
+    const ContextScope scope(primary_->get());
     // Pinned and managed blocks go back to the pool only once the context's queued work is
     // done: the next Buffer that takes one may be written by the host directly, while an op
     // (a pinned pipeline, a kernel on managed memory) would still read it. A device block is
@@ -246,6 +247,7 @@ class CudaBackend final : public BackendImpl {
   // A sticky error stays with the device for the next call; any other is cleared, so that
   // the thread's next launch, of any context, does not take it for its own.
   void wait_idle() noexcept override {
+    const ContextScope scope(primary_->get());
     if (cudaStreamSynchronize(stream_) != cudaSuccess) (void)cudaGetLastError();
   }
 
@@ -268,12 +270,13 @@ class CudaBackend final : public BackendImpl {
  private:
   static bool is_host(MemorySpace s) { return s == MemorySpace::host || s == MemorySpace::pinned; }
 
-  // Runs f with this context's device current. A sticky error makes every later call
-  // of this context fail at once with the first message.
+  // Runs f with this context's GPU current (its primary context), the thread's own context
+  // current again after. A sticky error makes every later call of this context fail at once
+  // with the first message.
   template <class F>
   void guarded(F&& f) {
     if (!fatal_.empty()) throw Error(Errc::device_fatal, fatal_);
-    DeviceScope scope(device_);
+    const ContextScope scope(primary_->get(), "cuda");
     try {
       f();
     } catch (const Error& e) {
@@ -296,6 +299,8 @@ class CudaBackend final : public BackendImpl {
     return *pipeline_;
   }
 
+  // Declared first, so released last: the members below free GPU memory as they go.
+  std::optional<PrimaryContext> primary_;
   int device_ = 0;
   cudaStream_t stream_ = nullptr;
   bool owns_stream_ = false;

@@ -1,8 +1,8 @@
 #pragma once
 // CUDA errors as ew::Error: the message carries the CUDA error name and what was being
 // done. Out of memory is recoverable (Errc::out_of_memory); errors that leave the CUDA
-// context unusable for the rest of the process are Errc::device_fatal. DeviceScope makes a
-// device current for a scope.
+// context unusable for the rest of the process are Errc::device_fatal. (The context a call
+// runs in: thread_context.hpp.)
 #include <cuda_runtime.h>
 
 #include <string>
@@ -20,24 +20,5 @@ std::string describe(cudaError_t e);
 inline void check(cudaError_t e, const char* what) {
   if (e != cudaSuccess) throw_error(e, what);
 }
-
-// Makes `device` current for a scope and gives the caller's thread its own device back:
-// a library call must not change which GPU the application's next CUDA call goes to.
-class DeviceScope {
- public:
-  explicit DeviceScope(int device) : device_(device) {
-    check(cudaGetDevice(&previous_), "cudaGetDevice");
-    if (previous_ != device_) check(cudaSetDevice(device_), "cudaSetDevice");
-  }
-  ~DeviceScope() {
-    if (previous_ != device_) cudaSetDevice(previous_);
-  }
-  DeviceScope(const DeviceScope&) = delete;
-  DeviceScope& operator=(const DeviceScope&) = delete;
-
- private:
-  int device_;
-  int previous_ = 0;
-};
 
 }  // namespace ew::detail::cuda

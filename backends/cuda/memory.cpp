@@ -8,9 +8,8 @@
 #include <emmintrin.h>
 #endif
 
-#include <cuda.h>  // the driver's types only: its functions come from cudaGetDriverEntryPoint*
-
 #include "cuda_error.hpp"
+#include "thread_context.hpp"  // driver_function; the driver's types
 
 namespace ew::detail::cuda {
 
@@ -18,23 +17,10 @@ namespace {
 
 using PointerGetAttributes = CUresult(CUDAAPI*)(unsigned int, CUpointer_attribute*, void**, CUdeviceptr);
 
-// The driver's cuPointerGetAttributes, or null where the runtime cannot hand it out.
+// The driver's cuPointerGetAttributes (its ABI the same since CUDA 7), or null where the runtime
+// cannot hand it out.
 PointerGetAttributes pointer_get_attributes() noexcept {
-  static const PointerGetAttributes fn = []() -> PointerGetAttributes {
-    void* f = nullptr;
-    cudaDriverEntryPointQueryResult found{};
-#if CUDART_VERSION >= 12050
-    // Its ABI is the same since CUDA 7 (PFN_cuPointerGetAttributes_v7000).
-    const cudaError_t e = cudaGetDriverEntryPointByVersion("cuPointerGetAttributes", &f, 12000, cudaEnableDefault, &found);
-#else
-    const cudaError_t e = cudaGetDriverEntryPoint("cuPointerGetAttributes", &f, cudaEnableDefault, &found);
-#endif
-    if (e != cudaSuccess || found != cudaDriverEntryPointSuccess || !f) {
-      cudaGetLastError();
-      return nullptr;
-    }
-    return reinterpret_cast<PointerGetAttributes>(f);
-  }();
+  static const auto fn = reinterpret_cast<PointerGetAttributes>(driver_function("cuPointerGetAttributes"));
   return fn;
 }
 

@@ -42,6 +42,7 @@
 #include "cuda_error.hpp"
 #include "kernels.cuh"  // launch_kernel, wait_for_previous_grid: programmatic dependent launch
 #include "reduce.hpp"
+#include "thread_context.hpp"
 
 namespace ew::detail::cuda {
 
@@ -1026,7 +1027,8 @@ SumKernel take_last_sum_kernel() { return std::exchange(last_sum, SumKernel::non
 // The question Reducer::staged_blocks asks, for the (f32 sum) kernel whose shared memory every
 // staged kernel has.
 bool staged_kernel_supported(int device, int slots) {
-  const DeviceScope scope(device);
+  const PrimaryContext primary(device, "cuda");
+  const ContextScope scope(primary.get(), "cuda");
   int major = 0, arch = 0;
   return cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
          sm90_features(major) && kernel_architecture(arch) == cudaSuccess && sm90_features(arch / 10) &&

@@ -51,9 +51,9 @@ void guarded(const char* what, F&& f) {
 // The context's stream: the caller's, or one the context creates and destroys.
 class Stream {
  public:
-  explicit Stream(const ContextOptions& options) : stream_(static_cast<cudaStream_t>(options.stream)) {
+  Stream(const ContextOptions& options, CUcontext kokkos_gpu) : stream_(static_cast<cudaStream_t>(options.stream)) {
     if (stream_) return;
-    const KokkosDeviceScope on_kokkos_gpu;
+    const KokkosDeviceScope on_kokkos_gpu(kokkos_gpu, "kokkos backend");
     check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
     owned_ = true;
   }
@@ -112,20 +112,19 @@ class KokkosBackend final : public BackendImpl {
   explicit KokkosBackend([[maybe_unused]] const ContextOptions& options)
       :
 #ifdef KOKKOS_ENABLE_CUDA
-        stream_(options),
+        gpu_(Kokkos::Cuda().cuda_device(), "kokkos backend"),
+        stream_(options, gpu_.get()),
 #endif
         exec_(make_exec())
 #ifdef KOKKOS_ENABLE_CUDA
         ,
-        queue_(exec_.cuda_device(), stream_.get())
+        queue_(gpu_.get(), stream_.get())
 #endif
   {
   }
 
 #ifdef KOKKOS_ENABLE_CUDA
-  ~KokkosBackend() override {
-    if constexpr (on_cuda) thread_gpu_.remember();
-  }
+  ~KokkosBackend() override { destruction_.emplace(gpu_.get()); }
 #endif
 
   void run(const OpCall& c) override {
@@ -173,7 +172,7 @@ class KokkosBackend final : public BackendImpl {
     if (on_host) return BackendImpl::allocate(bytes, space);
     if (bytes == 0) return nullptr;
     void* p = nullptr;
-    const KokkosDeviceScope on_kokkos_gpu(exec_.cuda_device());
+    const KokkosDeviceScope on_kokkos_gpu(gpu_.get(), "kokkos backend");
     cudaError_t e = space == MemorySpace::managed ? cudaMallocManaged(&p, bytes) : cudaMalloc(&p, bytes);
     if (e != cudaSuccess) {
       cudaGetLastError();
@@ -185,13 +184,14 @@ class KokkosBackend final : public BackendImpl {
 
   void deallocate(void* p, MemorySpace space) noexcept override {
     if (on_host) return BackendImpl::deallocate(p, space);
-    if (p) cudaFree(p);
+    const KokkosDeviceScope on_kokkos_gpu(gpu_.get());
+    if (p && cudaFree(p) != cudaSuccess) cudaGetLastError();
   }
 
   void copy_bytes(void* dst, const void* src, std::size_t bytes) override {
     if (on_host) return BackendImpl::copy_bytes(dst, src, bytes);
     if (!bytes) return;
-    const KokkosDeviceScope on_kokkos_gpu(exec_.cuda_device());
+    const KokkosDeviceScope on_kokkos_gpu(gpu_.get(), "kokkos backend");
     check_cuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream_.get()), "cudaMemcpyAsync");
     check_cuda(cudaStreamSynchronize(stream_.get()), "cudaStreamSynchronize");
   }
@@ -201,12 +201,12 @@ class KokkosBackend final : public BackendImpl {
 #endif
 
  private:
-  // Runs f on the context's GPU (on Cuda), the calling thread's own GPU current again after.
+  // Runs f on the context's GPU (on Cuda), the calling thread's own context current again after.
   template <class F>
   void on_device(const char* what, F&& f) {
 #ifdef KOKKOS_ENABLE_CUDA
     if constexpr (on_cuda) {
-      const KokkosDeviceScope on_kokkos_gpu(exec_.cuda_device());
+      const KokkosDeviceScope on_kokkos_gpu(gpu_.get(), "kokkos backend");
       guarded(what, f);
       return;
     }
@@ -222,20 +222,12 @@ class KokkosBackend final : public BackendImpl {
   }
 
 #ifdef KOKKOS_ENABLE_CUDA
-  // Declared first, so destroyed last: the instance's and the stream's destruction may set
-  // Kokkos' GPU current, and the thread gets back the GPU it had as the context's destruction
-  // began.
-  class ThreadGpuOnDestruction {
-   public:
-    void remember() noexcept {
-      if (cudaGetDevice(&device_) != cudaSuccess) device_ = -1, cudaGetLastError();
-    }
-    ~ThreadGpuOnDestruction() { give_back_gpu(device_); }
-
-   private:
-    int device_ = -1;
-  };
-  ThreadGpuOnDestruction thread_gpu_;
+  // Declared first, so destroyed last: Kokkos' GPU's primary context, held while the context
+  // lives, and made current while the members below are destroyed (they free memory and
+  // destroy the stream and the instance, which sets Kokkos' GPU current); the thread's own
+  // context and device are given back after.
+  PrimaryContext gpu_;
+  std::optional<KokkosDeviceScope> destruction_;
   Stream stream_;  // declared before exec_: the instance goes first, then the stream
 #endif
   Exec exec_;
@@ -269,8 +261,8 @@ std::unique_ptr<BackendImpl> create(const ContextOptions& options) {
   if (on_host) reject_device_options(options, "kokkos");
 #ifdef KOKKOS_ENABLE_CUDA
   // Kokkos' initialization and its instance's start set Kokkos' GPU current.
-  std::optional<KokkosDeviceScope> thread_gpu;
-  if constexpr (on_cuda) thread_gpu.emplace(-1);
+  std::optional<KokkosDeviceScope> thread_context;
+  if constexpr (on_cuda) thread_context.emplace(nullptr, "kokkos backend");
 #endif
   acquire(initialization_options(options));
   check_options(options);

@@ -1,7 +1,7 @@
 #pragma once
 // CUDA runtime calls of the backend's own on Kokkos' Cuda space (Buffers, the context's stream,
 // the tile walk's queue, the reductions' scratch): a failure becomes Error(device_error) naming
-// the call; and the scope that keeps the calling thread's GPU through every call.
+// the call; and the scope that keeps the calling thread's context through every call.
 #include <Kokkos_Core.hpp>
 
 #include <string>
@@ -9,6 +9,8 @@
 #include "ew/error.hpp"
 
 #if defined(KOKKOS_ENABLE_CUDA)
+#include "../cuda/thread_context.hpp"  // shared with the cuda backend
+
 namespace ew::detail::kokkos {
 
 inline void check_cuda(cudaError_t e, const char* what) {
@@ -17,32 +19,58 @@ inline void check_cuda(cudaError_t e, const char* what) {
   throw Error(Errc::device_error, std::string("kokkos backend: ") + what + ": " + cudaGetErrorString(e));
 }
 
-// Makes `device` (>= 0) the calling thread's GPU again where it is not, leaving no error of its
-// own behind for the application's next CUDA call to find.
-inline void give_back_gpu(int device) noexcept {
+using cuda::ContextScope;
+using cuda::PrimaryContext;
+
+// Gives the thread back the device the runtime falls back on where no context is current.
+// Kokkos makes its GPU the thread's device (cudaSetDevice) as it initializes, as its instances
+// start and as they launch; but cudaSetDevice creates the primary context of the GPU it names,
+// so `device` is made the thread's device again only where that context already exists: a
+// thread that never used CUDA keeps Kokkos' GPU as its fallback rather than getting a context
+// on GPU 0 (the device such a thread reports) from a library call. Leaves no error of its own.
+inline void give_back_runtime_device(int device) noexcept {
   int now = device;
-  if (device < 0) return;
-  if (cudaGetDevice(&now) != cudaSuccess || (now != device && cudaSetDevice(device) != cudaSuccess)) cudaGetLastError();
+  if (device < 0 || cudaGetDevice(&now) != cudaSuccess || now == device) {
+    cudaGetLastError();
+    return;
+  }
+  const cuda::DriverContextCalls& calls = cuda::driver_context_calls();
+  CUdevice handle = 0;
+  unsigned int flags = 0;
+  int active = 0;
+  CUcontext context = nullptr;
+  if (calls.missing || calls.device_get(&handle, device) != CUDA_SUCCESS ||
+      calls.primary_state(handle, &flags, &active) != CUDA_SUCCESS || !active || calls.get_current(&context) != CUDA_SUCCESS)
+    return;
+  if (cudaSetDevice(device) != cudaSuccess) cudaGetLastError();
+  calls.set_current(context);  // cudaSetDevice also made the device's primary context current
 }
 
-// Makes `device` current for a scope (Kokkos' GPU, where memory and streams must be made
-// whatever the application's thread has current) and gives the calling thread its own GPU back
-// at the end, whoever changed it meanwhile: Kokkos sets its device as it initializes, as its
-// instances start and as they launch, and a library call must not change which GPU the
-// application's next CUDA call goes to. With device -1 it only gives the thread's GPU back.
+// Makes Kokkos' GPU (its primary context) current for a scope and gives the calling thread back
+// the context it had, and the device its runtime falls back on, whoever changed them meanwhile
+// (context.hpp: no library call changes where the application's next CUDA call goes). A null
+// context (Kokkos not initialized yet) changes nothing and only gives back.
 class KokkosDeviceScope {
  public:
-  explicit KokkosDeviceScope(int device) {
-    check_cuda(cudaGetDevice(&previous_), "cudaGetDevice");
-    if (device >= 0 && device != previous_) check_cuda(cudaSetDevice(device), "cudaSetDevice");
-  }
-  KokkosDeviceScope() : KokkosDeviceScope(Kokkos::Cuda().cuda_device()) {}
-  ~KokkosDeviceScope() { give_back_gpu(previous_); }
+  KokkosDeviceScope(CUcontext kokkos_gpu, const char* what)
+      : device_{current_device()}, context_(kokkos_gpu, what) {}
+  // For destructors and exit: never throws, gives back what the driver lets it.
+  explicit KokkosDeviceScope(CUcontext kokkos_gpu) noexcept : device_{current_device()}, context_(kokkos_gpu) {}
   KokkosDeviceScope(const KokkosDeviceScope&) = delete;
   KokkosDeviceScope& operator=(const KokkosDeviceScope&) = delete;
 
  private:
-  int previous_ = 0;
+  static int current_device() noexcept {
+    int device = -1;
+    if (cudaGetDevice(&device) != cudaSuccess) device = -1, cudaGetLastError();
+    return device;
+  }
+  struct DeviceGiveBack {  // destroyed after context_: once the thread's context is back
+    int device;
+    ~DeviceGiveBack() { give_back_runtime_device(device); }
+  };
+  DeviceGiveBack device_;
+  ContextScope context_;
 };
 
 }  // namespace ew::detail::kokkos

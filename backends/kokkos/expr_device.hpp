@@ -1270,8 +1270,8 @@ void run_tiles(const Exec& exec, const ExprCall& call, const DevicePlan& plan, c
 // the legacy default stream, where cudaMemset would go.
 class WalkQueue {
  public:
-  WalkQueue(int device, cudaStream_t stream) {
-    const KokkosDeviceScope on_gpu(device);
+  WalkQueue(CUcontext kokkos_gpu, cudaStream_t stream) {
+    const KokkosDeviceScope on_gpu(kokkos_gpu, "kokkos backend");
     cudaError_t e = cudaMalloc(&counters_, 2 * sizeof(unsigned long long));
     if (e == cudaSuccess) e = cudaMemsetAsync(counters_, 0, 2 * sizeof(unsigned long long), stream);
     if (e != cudaSuccess) {

@@ -98,16 +98,17 @@ class ReduceScratch {
     if (partials_.at && cudaFree(partials_.at) != cudaSuccess) cudaGetLastError();
     if (nodes_.at && cudaFreeHost(nodes_.at) != cudaSuccess) cudaGetLastError();
   }
-  // At least `doubles` doubles of device memory on device `device_id` (the context's).
-  double* partials(std::size_t doubles, int device_id) {
-    return grow(partials_, doubles, device_id, "device memory for a reduction's partials",
+  // At least `doubles` doubles of device memory on the context's GPU (the call's: the backend
+  // runs it with Kokkos' GPU current).
+  double* partials(std::size_t doubles) {
+    return grow(partials_, doubles, "device memory for a reduction's partials",
                 [](void** p, std::size_t bytes) { return cudaMalloc(p, bytes); }, cudaFree);
   }
   // At least `doubles` doubles of mapped pinned memory: the host's pointer; `on_device` the
   // device's for the same bytes.
-  double* nodes(std::size_t doubles, int device_id, double** on_device) {
+  double* nodes(std::size_t doubles, double** on_device) {
     if (doubles > nodes_.capacity) {
-      grow(nodes_, doubles, device_id, "pinned memory for a reduction's nodes",
+      grow(nodes_, doubles, "pinned memory for a reduction's nodes",
            [](void** p, std::size_t bytes) { return cudaHostAlloc(p, bytes, cudaHostAllocMapped); }, cudaFreeHost);
       void* device = nullptr;
       check_cuda(cudaHostGetDevicePointer(&device, nodes_.at, 0), "cudaHostGetDevicePointer");
@@ -123,16 +124,12 @@ class ReduceScratch {
     std::size_t capacity = 0;
   };
   template <class Alloc, class Free>
-  static double* grow(Held& h, std::size_t doubles, int device_id, const char* what, Alloc alloc, Free release) {
+  static double* grow(Held& h, std::size_t doubles, const char* what, Alloc alloc, Free release) {
     if (doubles <= h.capacity) return h.at;
     if (h.at && release(h.at) != cudaSuccess) cudaGetLastError();
     h = Held{};
     void* p = nullptr;
-    cudaError_t e;
-    {
-      const KokkosDeviceScope on_gpu(device_id);
-      e = alloc(&p, doubles * sizeof(double));
-    }
+    const cudaError_t e = alloc(&p, doubles * sizeof(double));
     if (e != cudaSuccess) {
       cudaGetLastError();
       throw Error(Errc::out_of_memory, "kokkos backend: " + std::to_string(doubles * sizeof(double)) + " bytes of " +
@@ -299,9 +296,9 @@ ReduceResult run_sum_on_warps(const Kokkos::Cuda& exec, const ReduceCall& c, Red
   using Walk = WarpBlocks<K, T>;
   constexpr int w = Walk::w;
   const std::size_t blocks = plan::block_count(c.n), runs = (blocks + warp_lanes - 1) / warp_lanes;
-  double* const partials = scratch.partials(blocks * w, exec.cuda_device());
+  double* const partials = scratch.partials(blocks * w);
   double* nodes = nullptr;
-  const double* const host_nodes = scratch.nodes(runs * w, exec.cuda_device(), &nodes);
+  const double* const host_nodes = scratch.nodes(runs * w, &nodes);
   const std::int64_t block_warps = std::min<std::int64_t>(static_cast<std::int64_t>(blocks), grid.warps<Walk>());
   const Walk walk{static_cast<const T*>(c.x), static_cast<const T*>(c.y), c.n, blocks, block_warps, partials};
   launch_warps(exec, "ew::reduce blocks", block_warps, walk);
@@ -442,10 +439,10 @@ ReduceResult run_extremum_on_warps(const Kokkos::Cuda& exec, const ReduceCall& c
   const std::size_t warps = std::min<std::size_t>(std::max<std::size_t>(1, (loads + warp_lanes - 1) / warp_lanes),
                                                   static_cast<std::size_t>(grid.warps<Read>()));
   const std::size_t runs = (warps + warp_lanes - 1) / warp_lanes;
-  double* const candidates = scratch.partials(2 * warps, exec.cuda_device());  // values, then indices
+  double* const candidates = scratch.partials(2 * warps);  // values, then indices
   auto* const candidate_indices = reinterpret_cast<std::uint64_t*>(candidates + warps);
   double* nodes = nullptr;
-  const double* const host_nodes = scratch.nodes(2 * runs, exec.cuda_device(), &nodes);
+  const double* const host_nodes = scratch.nodes(2 * runs, &nodes);
   const Read read{x, c.n, warps * warp_lanes, head, loads, candidates, candidate_indices};
   launch_warps(exec, "ew::reduce extrema", static_cast<std::int64_t>(warps), read);
   const WarpWinners<IsMin> fold{candidates, candidate_indices, nodes, reinterpret_cast<std::uint64_t*>(nodes + runs),

@@ -40,19 +40,14 @@ void initialize(const ContextOptions& options) {
 #endif
 }
 
-// Kokkos::finalize with the calling thread's GPU current again after it: Kokkos sets its device
-// as it tears its instances down, and no library call changes the thread's GPU (context.hpp).
-// Its own calls never throw (it also runs at exit).
-void finalize_keeping_thread_gpu() {
+// Kokkos::finalize with the calling thread's context current again after it: Kokkos sets its
+// device as it tears its instances down, and no library call changes where the thread's next
+// CUDA call goes (context.hpp). Never throws (it also runs at exit).
+void finalize_keeping_thread_context() {
 #if defined(KOKKOS_ENABLE_CUDA)
-  int device = -1;
-  const bool known = cudaGetDevice(&device) == cudaSuccess;
-  if (!known) cudaGetLastError();  // its own error, not the application's to find
-  Kokkos::finalize();
-  give_back_gpu(known ? device : -1);
-#else
-  Kokkos::finalize();
+  const KokkosDeviceScope keep(nullptr);
 #endif
+  Kokkos::finalize();
 }
 
 }  // namespace
@@ -82,7 +77,7 @@ void acquire(const ContextOptions& options) {
 void release() {
   std::lock_guard<std::mutex> guard(state_mutex);
   if (owner != Owner::library) return;
-  if (Kokkos::is_initialized()) finalize_keeping_thread_gpu();
+  if (Kokkos::is_initialized()) finalize_keeping_thread_context();
   owner = Owner::finalized;
 }
 

@@ -15,6 +15,7 @@
 
 #include "architectures.hpp"
 #include "cuda_test_support.hpp"
+#include "gpu_thread_context.hpp"
 #include "kernels.hpp"
 #include "memory.hpp"
 
@@ -245,6 +246,42 @@ TEST_F(Cuda, DeviceSelection) {
   int current = -1;
   ASSERT_EQ(cudaGetDevice(&current), cudaSuccess);
   EXPECT_EQ(current, 0);
+}
+
+// A thread that has not used CUDA has no context, and a context's whole life leaves it none:
+// giving such a thread "its" device 0 back through cudaSetDevice made a context on GPU 0 (since
+// CUDA 12) in every process whose GPU is not 0. With two GPUs or more the context runs on the
+// last one, and GPU 0 gets no context from it.
+TEST_F(Cuda, LeavesAThreadWithoutAContextWithNone) {
+  int count = 0;
+  ASSERT_EQ(cudaGetDeviceCount(&count), cudaSuccess);
+  ContextOptions o;
+  o.device = count - 1;
+  const bool gpu0_had_a_context = primary_context_active(0);
+  const ContextLife life = live_a_context(Backend::cuda, o, [] {});
+  expect_thread_context_kept(life, nullptr);
+  EXPECT_EQ(life.device, count - 1);
+  if (count > 1 && !gpu0_had_a_context)
+    EXPECT_FALSE(primary_context_active(0)) << "a context on GPU 0, which the process never used";
+  else
+    std::printf("[ INFO     ] GPU 0's context not checked: %s\n",
+                count > 1 ? "the process had one before the test" : "one GPU, the context's own");
+}
+
+// A context the application made itself (driver API) stays current through every call, and the
+// library's work goes to the GPU's primary context, not into the application's.
+TEST_F(Cuda, KeepsTheApplicationsOwnContext) {
+  ASSERT_NE(test_driver_calls().ctx_create, nullptr);
+  CUcontext mine = nullptr;
+  const ContextLife life = live_a_context(Backend::cuda, {}, [&] {
+    CUdevice handle = 0;
+    if (detail::cuda::driver_context_calls().device_get(&handle, 0) != CUDA_SUCCESS ||
+        test_driver_calls().ctx_create(&mine, 0, handle) != CUDA_SUCCESS)
+      throw std::runtime_error("cuCtxCreate failed");
+  });
+  expect_thread_context_kept(life, mine);
+  ASSERT_NE(mine, nullptr);
+  EXPECT_EQ(test_driver_calls().ctx_destroy(mine), CUDA_SUCCESS);
 }
 
 TEST_F(Cuda, BorrowedStreamMustMatchAnExplicitDevice) {

@@ -9,6 +9,9 @@
 #include <limits>
 #include <tuple>
 
+#ifdef KOKKOS_ENABLE_CUDA
+#include "gpu_thread_context.hpp"
+#endif
 #include "reduce/reduce_support.hpp"
 #include "test_support.hpp"
 
@@ -193,79 +196,69 @@ TEST(KokkosBackend, OwnStreamPerContext) {
   EXPECT_GE(one.device(), 0);
 }
 
-// A context leaves the calling thread the GPU it has current, as the cuda backend does, through
-// everything it does (a machine of two GPUs): its creation, which may initialize Kokkos, a
-// Buffer, uploads, an op, an expression, a reduction, a wait and its destruction; its memory
-// and stream are on Kokkos' GPU, and the results are the scalar backend's bits.
+// A thread that has not used CUDA keeps no context through a context's whole life (its
+// creation may initialize Kokkos, which sets its GPU current as it starts, and Kokkos sets it
+// again as it launches). With two GPUs or more, where this test initializes Kokkos, Kokkos runs
+// on the last GPU and GPU 0 gets no context from the library.
+TEST(KokkosBackend, LeavesAThreadWithoutAContextWithNone) {
+  EW_SKIP_IF_UNUSABLE(Backend::kokkos);
+  int count = 0;
+  ASSERT_EQ(cudaGetDeviceCount(&count), cudaSuccess);
+  ContextOptions o;
+  const bool initializes = !Kokkos::is_initialized();
+  if (initializes) o.device = count - 1;
+  const bool gpu0_had_a_context = primary_context_active(0);
+  const ContextLife life = live_a_context(Backend::kokkos, o, [] {});
+  expect_thread_context_kept(life, nullptr);
+  if (count > 1 && initializes && !gpu0_had_a_context) {
+    EXPECT_EQ(life.device, count - 1);
+    EXPECT_FALSE(primary_context_active(0)) << "a context on GPU 0, which the process never used";
+  } else {
+    std::printf("[ INFO     ] GPU 0's context not checked: %s\n",
+                count == 1 ? "one GPU, Kokkos' own" : "Kokkos or GPU 0 was in use before the test");
+  }
+}
+
+// A context the application made itself (driver API) stays current through every call, though
+// Kokkos makes its GPU current by device as it initializes and launches; the library's work goes
+// to the GPU's primary context.
+TEST(KokkosBackend, KeepsTheApplicationsOwnContext) {
+  EW_SKIP_IF_UNUSABLE(Backend::kokkos);
+  ASSERT_NE(test_driver_calls().ctx_create, nullptr);
+  CUcontext mine = nullptr;
+  const ContextLife life = live_a_context(Backend::kokkos, {}, [&] {
+    CUdevice handle = 0;
+    if (detail::cuda::driver_context_calls().device_get(&handle, 0) != CUDA_SUCCESS ||
+        test_driver_calls().ctx_create(&mine, 0, handle) != CUDA_SUCCESS)
+      throw std::runtime_error("cuCtxCreate failed");
+  });
+  expect_thread_context_kept(life, mine);
+  ASSERT_NE(mine, nullptr);
+  EXPECT_EQ(test_driver_calls().ctx_destroy(mine), CUDA_SUCCESS);
+}
+
+// On a machine of two GPUs, a thread with the other GPU current keeps it (its context and the
+// device the runtime reports) through everything a context does, while the context's memory and
+// stream are on Kokkos' GPU.
 TEST(KokkosBackend, KeepsTheThreadsGpuAndRunsOnItsOwn) {
   EW_SKIP_IF_UNUSABLE(Backend::kokkos);
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess || count < 2) GTEST_SKIP() << "needs 2 GPUs, this machine has " << count;
   const int other = count - 1;  // Kokkos takes the first GPU unless told otherwise
-  const auto current = [] {
-    int device = -1;
-    cudaGetDevice(&device);
-    return device;
-  };
-  const std::size_t n = (std::size_t(1) << 20) + 3;
-  const std::vector<float> a = random_vector<float>(n), b = random_vector<float>(n);
-  // Whatever happens below (a skip, a failed assertion), later tests find the thread's GPU as
-  // this one did.
-  struct GiveBack {
-    int device = 0;
-    ~GiveBack() { cudaSetDevice(device); }
-  } give_back;
-  cudaGetDevice(&give_back.device);
-  Context scalar(Backend::scalar);
-  std::vector<float> want_add(n, poison<float>()), want_silu(n, poison<float>());
-  add<float>(scalar, Span<const float>(a.data(), n), Span<const float>(b.data(), n), Span<float>(want_add.data(), n));
-  const Expr x = input<float>(0);
-  const Kernel silu = compile({x * sigmoid(x)});
-  silu(scalar, {Span<const float>(a.data(), n)}, {Span<float>(want_silu.data(), n)});
-  const float want_sum = sum<float>(scalar, Span<const float>(a.data(), n));
-
-  ASSERT_EQ(cudaSetDevice(other), cudaSuccess);
-  std::vector<int> seen;  // the thread's GPU after each step
-  float got_sum = 0;
-  std::vector<float> got_add(n, poison<float>()), got_silu(n, poison<float>());
-  int kokkos_gpu = -1, buffer_device = -1, stream_device = -1;
-  {
-    Context ctx(Backend::kokkos);
-    seen.push_back(current());
-    kokkos_gpu = ctx.device();
-    if (kokkos_gpu == other) GTEST_SKIP() << "Kokkos runs on GPU " << other << ", the one this test makes current";
-    Buffer<float> da(ctx, n), db(ctx, n), add_out(ctx, n), silu_out(ctx, n);
-    seen.push_back(current());
-    da.upload(a.data(), n);
-    db.upload(b.data(), n);
-    add_out.upload(got_add.data(), n);
-    silu_out.upload(got_silu.data(), n);
-    seen.push_back(current());
-    add<float>(ctx, da, db, add_out);
-    seen.push_back(current());
-    silu(ctx, {da.span()}, {silu_out.span()});
-    seen.push_back(current());
-    got_sum = sum<float>(ctx, da.span());
-    seen.push_back(current());
-    ctx.synchronize();
-    seen.push_back(current());
-    add_out.download(got_add.data(), n);
-    silu_out.download(got_silu.data(), n);
-    seen.push_back(current());
-    cudaPointerAttributes attr{};
-    if (cudaPointerGetAttributes(&attr, da.data()) == cudaSuccess) buffer_device = attr.device;
-    cudaStreamGetDevice(static_cast<cudaStream_t>(ctx.native_stream()), &stream_device);
-    EXPECT_EQ(ctx.device(), kokkos_gpu);
-    EXPECT_EQ(da.device(), kokkos_gpu);
-  }
-  seen.push_back(current());
-  EXPECT_EQ(seen, std::vector<int>(seen.size(), other))
-      << "the thread's GPU after: creation, Buffers, uploads, add, expression, sum, synchronize, downloads, destruction";
-  EXPECT_EQ(buffer_device, kokkos_gpu);
-  EXPECT_EQ(stream_device, kokkos_gpu);
-  EXPECT_EQ(first_mismatch(got_add, want_add), -1);
-  EXPECT_EQ(first_mismatch(got_silu, want_silu), -1);
-  EXPECT_EQ(got_sum, want_sum);
+  CUcontext others = nullptr;
+  int device_after = -1;
+  const ContextLife life = live_a_context(Backend::kokkos, {}, [&] {
+    if (cudaSetDevice(other) != cudaSuccess) throw std::runtime_error("cudaSetDevice failed");
+    others = current_context();
+  });
+  if (life.device == other) GTEST_SKIP() << "Kokkos runs on GPU " << other << ", the one this test makes current";
+  expect_thread_context_kept(life, others);
+  std::thread([&] {
+    cudaSetDevice(other);
+    { Context ctx(Backend::kokkos); }
+    cudaGetDevice(&device_after);
+  }).join();
+  EXPECT_EQ(device_after, other) << "the device the runtime reports after a context's life";
 }
 #endif
 
