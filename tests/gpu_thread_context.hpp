@@ -59,6 +59,16 @@ inline bool primary_context_active(int device) {
          active != 0;
 }
 
+// A context of the application's own on GPU 0 (driver API), current to the calling thread.
+inline CUcontext create_own_context() {
+  CUdevice handle = 0;
+  CUcontext mine = nullptr;
+  if (!test_driver_calls().ctx_create || detail::cuda::driver_context_calls().device_get(&handle, 0) != CUDA_SUCCESS ||
+      test_driver_calls().ctx_create(&mine, 0, handle) != CUDA_SUCCESS)
+    throw std::runtime_error("cuCtxCreate failed");
+  return mine;
+}
+
 struct ContextLife {
   CUcontext before = nullptr;        // the thread's context once set up
   std::vector<CUcontext> after;      // the thread's context after each of context_steps()

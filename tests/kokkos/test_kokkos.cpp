@@ -224,14 +224,8 @@ TEST(KokkosBackend, LeavesAThreadWithoutAContextWithNone) {
 // to the GPU's primary context.
 TEST(KokkosBackend, KeepsTheApplicationsOwnContext) {
   EW_SKIP_IF_UNUSABLE(Backend::kokkos);
-  ASSERT_NE(test_driver_calls().ctx_create, nullptr);
   CUcontext mine = nullptr;
-  const ContextLife life = live_a_context(Backend::kokkos, {}, [&] {
-    CUdevice handle = 0;
-    if (detail::cuda::driver_context_calls().device_get(&handle, 0) != CUDA_SUCCESS ||
-        test_driver_calls().ctx_create(&mine, 0, handle) != CUDA_SUCCESS)
-      throw std::runtime_error("cuCtxCreate failed");
-  });
+  const ContextLife life = live_a_context(Backend::kokkos, {}, [&] { mine = create_own_context(); });
   expect_thread_context_kept(life, mine);
   ASSERT_NE(mine, nullptr);
   EXPECT_EQ(test_driver_calls().ctx_destroy(mine), CUDA_SUCCESS);
