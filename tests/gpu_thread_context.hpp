@@ -27,7 +27,8 @@ inline const std::vector<std::string>& context_steps() {
 
 // The driver's calls the tests use beyond the library's own.
 struct TestDriverCalls {
-  CUresult(CUDAAPI* ctx_create)(CUcontext*, unsigned int, CUdevice) = nullptr;
+  // cuCtxCreate as of CUDA 12.0: cuCtxCreate_v3, whose affinity parameters may be none.
+  CUresult(CUDAAPI* ctx_create)(CUcontext*, CUexecAffinityParam*, int, unsigned int, CUdevice) = nullptr;
   CUresult(CUDAAPI* ctx_destroy)(CUcontext) = nullptr;
   CUresult(CUDAAPI* pointer_attribute)(void*, CUpointer_attribute, CUdeviceptr) = nullptr;
 };
@@ -64,7 +65,7 @@ inline CUcontext create_own_context() {
   CUdevice handle = 0;
   CUcontext mine = nullptr;
   if (!test_driver_calls().ctx_create || detail::cuda::driver_context_calls().device_get(&handle, 0) != CUDA_SUCCESS ||
-      test_driver_calls().ctx_create(&mine, 0, handle) != CUDA_SUCCESS)
+      test_driver_calls().ctx_create(&mine, nullptr, 0, 0, handle) != CUDA_SUCCESS)
     throw std::runtime_error("cuCtxCreate failed");
   return mine;
 }

@@ -44,6 +44,8 @@ inline void* driver_function(const char* name) noexcept {
 struct DriverContextCalls {
   CUresult(CUDAAPI* get_current)(CUcontext*) = nullptr;
   CUresult(CUDAAPI* set_current)(CUcontext) = nullptr;
+  CUresult(CUDAAPI* push_current)(CUcontext) = nullptr;
+  CUresult(CUDAAPI* pop_current)(CUcontext*) = nullptr;
   CUresult(CUDAAPI* device_get)(CUdevice*, int) = nullptr;
   CUresult(CUDAAPI* primary_retain)(CUcontext*, CUdevice) = nullptr;
   CUresult(CUDAAPI* primary_release)(CUdevice) = nullptr;
@@ -60,6 +62,8 @@ inline const DriverContextCalls& driver_context_calls() noexcept {
     };
     take(c.get_current, "cuCtxGetCurrent");
     take(c.set_current, "cuCtxSetCurrent");
+    take(c.push_current, "cuCtxPushCurrent");
+    take(c.pop_current, "cuCtxPopCurrent");
     take(c.device_get, "cuDeviceGet");
     take(c.primary_retain, "cuDevicePrimaryCtxRetain");
     take(c.primary_release, "cuDevicePrimaryCtxRelease");
@@ -112,14 +116,21 @@ class PrimaryContext {
   CUcontext context_ = nullptr;
 };
 
-// Makes `context` current for a scope and gives the thread back the context it had (none, if it
-// had none), whoever changed it meanwhile. A null `context` changes nothing and only gives back.
+// Makes `context` current for a scope (pushed on the thread's context stack) and gives the
+// thread back the context it had (none, if it had none), whoever changed it meanwhile: entries
+// pushed over it are popped (Kokkos pushes its instance's context as the instance starts and
+// never pops it), and one that replaced it is replaced back. A null `context` changes nothing
+// and only gives back. A scope that found its context current pushes nothing and reads nothing
+// at its end (one driver call a call, where a thread keeps using the same GPU): what runs in it
+// makes only that context current (Kokkos' launches set their device, the same context), and
+// Kokkos' instances start in scopes of their own, which do check (the context's creation).
 class ContextScope {
  public:
   // Throws Error: a call cannot run where its context could not be made current.
   ContextScope(CUcontext context, const char* who) : calls_(&require_driver_context_calls(who)) {
     check_driver(calls_->get_current(&previous_), std::string(who) + ": cuCtxGetCurrent");
-    if (context && context != previous_) check_driver(calls_->set_current(context), std::string(who) + ": cuCtxSetCurrent");
+    give_back_ = !context || context != previous_;
+    if (context && give_back_) check_driver(calls_->push_current(context), std::string(who) + ": cuCtxPushCurrent");
   }
   // For destructors and other paths that cannot throw: where the driver fails (at exit, once it
   // is torn down), the thread's context stays as it is.
@@ -127,21 +138,24 @@ class ContextScope {
     const DriverContextCalls& calls = driver_context_calls();
     if (calls.missing || calls.get_current(&previous_) != CUDA_SUCCESS) return;
     calls_ = &calls;
-    if (context && context != previous_) calls.set_current(context);
+    give_back_ = !context || context != previous_;
+    if (context && give_back_) calls.push_current(context);
   }
   ~ContextScope() {
-    CUcontext now = nullptr;
-    if (calls_ && calls_->get_current(&now) == CUDA_SUCCESS && now != previous_) calls_->set_current(previous_);
+    if (!calls_ || !give_back_) return;
+    CUcontext now = nullptr, popped = nullptr;
+    for (int k = 0; k < max_pops && calls_->get_current(&now) == CUDA_SUCCESS && now != previous_; ++k)
+      if (calls_->pop_current(&popped) != CUDA_SUCCESS) break;
+    if (calls_->get_current(&now) == CUDA_SUCCESS && now != previous_) calls_->set_current(previous_);
   }
   ContextScope(const ContextScope&) = delete;
   ContextScope& operator=(const ContextScope&) = delete;
 
-  // The context the thread had as the scope began (null: none).
-  CUcontext previous() const { return previous_; }
-
  private:
+  static constexpr int max_pops = 16;  // ours, and one for each Kokkos instance started meanwhile
   const DriverContextCalls* calls_ = nullptr;
   CUcontext previous_ = nullptr;
+  bool give_back_ = false;  // the thread had another context (or the scope was asked only to give back)
 };
 
 }  // namespace ew::detail::cuda

@@ -10,7 +10,8 @@
 // expression against the same fixed op.
 // Last, the cost of an untagged operand (MemorySpace::unknown, which the backend classifies
 // with the driver on every call) against one tagged device, on ew::add and on the expression
-// a+b at 2^10, with the raw cost of the driver's and the runtime's pointer queries beside it.
+// a+b at 2^10, with the raw cost of the driver's and the runtime's pointer queries beside it,
+// and the cost of the scope that keeps the calling thread's CUDA context through every call.
 // --variants: the launch tunings of the generated kernel (backends/cuda/expr_launch_tuning.hpp:
 // the vector kernel or the bulk-copy kernel, and the bulk tiles' bytes in flight per SM) for
 // add and ew-roofline's five expressions at 2^20..2^28 (--sizes, from 2^20), each next to
@@ -19,7 +20,6 @@
 //        ew-cuda-expr-bench --call-cost   (only the call costs: per call, host side)
 //        ew-cuda-expr-bench --variants|--all-variants [--sizes FIRST:LAST] [--csv FILE]
 //        ew-cuda-expr-bench --versus-add [--sizes FIRST:LAST] [--reps N] [--csv FILE]
-#include <cuda.h>  // the driver's types only: its function comes from cudaGetDriverEntryPoint*
 #include <cuda_runtime.h>
 #include <unistd.h>
 
@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "event_timer.hpp"
+#include "thread_context.hpp"  // the scope every call runs in, timed alone
 #include "ew/ew.hpp"
 #include "expr_functors.cuh"
 #include "expr_launch_tuning.hpp"  // backends/cuda: the launch hook (internal, not public API)
@@ -349,15 +350,7 @@ void pointer_check_cost(ew::Context& gpu) {
   const ew::Kernel add = ew::compile({ew::input<float>(0) + ew::input<float>(1)});
 
   using Query = CUresult(CUDAAPI*)(unsigned int, CUpointer_attribute*, void**, CUdeviceptr);
-  void* entry = nullptr;
-  cudaDriverEntryPointQueryResult found{};
-#if CUDART_VERSION >= 12050
-  check(cudaGetDriverEntryPointByVersion("cuPointerGetAttributes", &entry, 12000, cudaEnableDefault, &found),
-        "cudaGetDriverEntryPointByVersion");
-#else
-  check(cudaGetDriverEntryPoint("cuPointerGetAttributes", &entry, cudaEnableDefault, &found), "cudaGetDriverEntryPoint");
-#endif
-  const Query driver_query = found == cudaDriverEntryPointSuccess ? reinterpret_cast<Query>(entry) : nullptr;
+  const auto driver_query = reinterpret_cast<Query>(ew::detail::cuda::driver_function("cuPointerGetAttributes"));
   const void* const pointers[3] = {a.data(), b.data(), c.data()};
   volatile unsigned sink = 0;
   // The library's query (memory.cpp) asks for the type and the managed flag, and for the
@@ -381,6 +374,20 @@ void pointer_check_cost(ew::Context& gpu) {
     }
   };
 
+  // The scope every call of a GPU backend runs in (thread_context.hpp), alone: where the thread
+  // has the backend's context current (two cuCtxGetCurrent), and where it has none (a push and
+  // pops besides; timed between two cuCtxSetCurrent, which are timed alone to be subtracted);
+  // beside it the cudaGetDevice that the device scope of 0.2.1 and before cost where the
+  // context's GPU was current.
+  namespace cuda = ew::detail::cuda;
+  const cuda::DriverContextCalls& driver = cuda::require_driver_context_calls("ew-cuda-expr-bench");
+  const cuda::PrimaryContext primary(gpu.device(), "ew-cuda-expr-bench");
+  const CUcontext mine = primary.get();
+  auto unset_and_set = [&] {
+    driver.set_current(nullptr);
+    driver.set_current(mine);
+  };
+
   struct Variant {
     const char* what;
     std::function<void()> call;
@@ -394,6 +401,19 @@ void pointer_check_cost(ew::Context& gpu) {
       {"3 x cuPointerGetAttributes (2 attributes)", [&] { driver_queries(2); }},
       {"3 x cuPointerGetAttributes (3 attributes)", [&] { driver_queries(3); }},
       {"3 x cudaPointerGetAttributes", three_runtime_queries},
+      {"context scope, its context current", [&] { const cuda::ContextScope scope(mine, "bench"); }},
+      {"context scope from none, + 2 cuCtxSetCurrent",
+       [&] {
+         driver.set_current(nullptr);
+         { const cuda::ContextScope scope(mine, "bench"); }
+         driver.set_current(mine);
+       }},
+      {"2 cuCtxSetCurrent", unset_and_set},
+      {"cudaGetDevice (0.2.1's scope)", [&] {
+         int device = -1;
+         cudaGetDevice(&device);
+         sink = sink + unsigned(device);
+       }},
   };
   for (int pass = 0; pass < 3; ++pass)
     for (Variant& v : variants) {
