@@ -29,9 +29,10 @@ struct ContextOptions {
 // still be running when the call returns: synchronize() waits and reports errors.
 // A context is movable, not copyable, and not to be used by two threads at once; a
 // moved-from context may only be assigned to or destroyed. On a GPU no call of the library
-// (a context's creation and destruction, Buffers, ops, waits) changes which GPU is current on
-// the calling thread: the application's next CUDA call goes where it would have gone. (A
-// thread that has used no GPU yet counts as having GPU 0 current: docs/multigpu.md, MPI.)
+// (a context's creation and destruction, Buffers, ops, waits) changes the calling thread's
+// CUDA context: the one it had is current again after the call (the application's next CUDA
+// call goes where it would have gone), and a thread that had none keeps none, so no call
+// creates a context on a GPU the application does not use (docs/multigpu.md, MPI).
 class Context {
  public:
   explicit Context(Backend backend = Backend::automatic, const ContextOptions& options = {});
