@@ -44,20 +44,11 @@ inline const TestDriverCalls& test_driver_calls() {
   return calls;
 }
 
+// The thread's current context; throws where the driver cannot tell (a null would pass for none).
 inline CUcontext current_context() {
   CUcontext c = nullptr;
-  detail::cuda::driver_context_calls().get_current(&c);
+  if (detail::cuda::driver_context_calls().get_current(&c) != CUDA_SUCCESS) throw std::runtime_error("cuCtxGetCurrent failed");
   return c;
-}
-
-// Whether GPU `device`'s primary context exists (has been created and not released).
-inline bool primary_context_active(int device) {
-  const detail::cuda::DriverContextCalls& d = detail::cuda::driver_context_calls();
-  CUdevice handle = 0;
-  unsigned int flags = 0;
-  int active = 0;
-  return d.device_get(&handle, device) == CUDA_SUCCESS && d.primary_state(handle, &flags, &active) == CUDA_SUCCESS &&
-         active != 0;
 }
 
 // A context of the application's own on GPU 0 (driver API), current to the calling thread.
@@ -71,20 +62,23 @@ inline CUcontext create_own_context() {
 }
 
 struct ContextLife {
-  CUcontext before = nullptr;        // the thread's context once set up
-  std::vector<CUcontext> after;      // the thread's context after each of context_steps()
-  int device = -1;                   // the backend context's GPU
-  bool memory_on_primary = false;    // its Buffer's memory belongs to that GPU's primary context
+  CUcontext before = nullptr;         // the thread's context once set up
+  std::vector<CUcontext> after;       // the thread's context after each of context_steps()
+  std::vector<int> device_after;      // cudaGetDevice after each step (it binds no context)
+  CUcontext below = nullptr;          // the thread's context once the one it had is popped at the end
+  int device = -1;                    // the backend context's GPU
+  CUcontext memory_context = nullptr;  // the context a Buffer's memory belongs to
+  CUcontext primary = nullptr;        // the primary context of the backend context's GPU
   long long add_mismatch = -2, silu_mismatch = -2;  // first_mismatch against the scalar backend
   bool sum_matches = false;
-  std::string error;                 // what went wrong on the thread, if anything did
+  std::string error;  // what went wrong on the thread, if anything did
 };
 
-// On a new thread: `set_up()` (whatever the test wants current, or nothing), then a context of
-// `backend` with `options` through its life, each result compared with the scalar backend's
-// bits (outputs poisoned first).
+// On a new thread: `set_up(options)` (whatever the test wants current, or nothing; it may borrow
+// a stream into the options), then a context of `backend` through its life, each result compared
+// with the scalar backend's bits (outputs poisoned first); last, the thread's own context popped.
 template <class SetUp>
-ContextLife live_a_context(Backend backend, const ContextOptions& options, SetUp set_up) {
+ContextLife live_a_context(Backend backend, ContextOptions options, SetUp set_up) {
   const std::size_t n = (std::size_t(1) << 20) + 3;
   const std::vector<float> a = random_vector<float>(n), b = random_vector<float>(n);
   Context scalar(Backend::scalar);
@@ -98,9 +92,15 @@ ContextLife live_a_context(Backend backend, const ContextOptions& options, SetUp
   ContextLife life;
   std::thread([&] {
     try {
-      set_up();
+      const detail::cuda::DriverContextCalls& d = detail::cuda::driver_context_calls();
+      set_up(options);
       life.before = current_context();
-      const auto look = [&] { life.after.push_back(current_context()); };
+      const auto look = [&] {
+        int device = -1;
+        cudaGetDevice(&device);
+        life.after.push_back(current_context());
+        life.device_after.push_back(device);
+      };
       std::vector<float> got_add(n, poison<float>()), got_silu(n, poison<float>());
       float got_sum = 0;
       {
@@ -108,7 +108,8 @@ ContextLife live_a_context(Backend backend, const ContextOptions& options, SetUp
         look();
         life.device = ctx.device();
         Buffer<float> da(ctx, n), db(ctx, n), add_out(ctx, n), silu_out(ctx, n);
-        auto spare = std::make_unique<Buffer<float>>(ctx, n, MemorySpace::device);
+        // Managed: its release waits for the context's work (a runtime call of its own).
+        auto spare = std::make_unique<Buffer<float>>(ctx, n, MemorySpace::managed);
         look();
         da.upload(a.data(), n);
         db.upload(b.data(), n);
@@ -128,18 +129,16 @@ ContextLife live_a_context(Backend backend, const ContextOptions& options, SetUp
         look();
         spare.reset();
         look();
-        CUcontext owner = nullptr;
-        const detail::cuda::DriverContextCalls& d = detail::cuda::driver_context_calls();
         CUdevice handle = 0;
-        CUcontext primary = nullptr;
-        if (test_driver_calls().pointer_attribute(&owner, CU_POINTER_ATTRIBUTE_CONTEXT,
-                                                  reinterpret_cast<CUdeviceptr>(da.data())) == CUDA_SUCCESS &&
-            d.device_get(&handle, life.device) == CUDA_SUCCESS && d.primary_retain(&primary, handle) == CUDA_SUCCESS) {
-          life.memory_on_primary = owner == primary;
+        test_driver_calls().pointer_attribute(&life.memory_context, CU_POINTER_ATTRIBUTE_CONTEXT,
+                                              reinterpret_cast<CUdeviceptr>(da.data()));
+        if (d.device_get(&handle, life.device) == CUDA_SUCCESS && d.primary_retain(&life.primary, handle) == CUDA_SUCCESS)
           d.primary_release(handle);
-        }
       }
       look();
+      CUcontext popped = nullptr;
+      if (life.before) d.pop_current(&popped);
+      life.below = current_context();
       life.add_mismatch = first_mismatch(got_add, want_add);
       life.silu_mismatch = first_mismatch(got_silu, want_silu);
       life.sum_matches = same_bits(got_sum, want_sum);
@@ -151,15 +150,17 @@ ContextLife live_a_context(Backend backend, const ContextOptions& options, SetUp
 }
 
 // The checks every test of a ContextLife makes: the thread's context after every step is the
-// one it had, the context's memory is its GPU's primary context's, the results are the scalar
-// backend's bits.
-inline void expect_thread_context_kept(const ContextLife& life, CUcontext expected) {
+// one it had, with nothing left under it; the context's memory belongs to `memory_in` (null:
+// its GPU's primary context); the results are the scalar backend's bits.
+inline void expect_thread_context_kept(const ContextLife& life, CUcontext expected, CUcontext memory_in = nullptr) {
   ASSERT_EQ(life.error, "");
   EXPECT_EQ(life.before, expected);
   ASSERT_EQ(life.after.size(), context_steps().size());
   for (std::size_t s = 0; s < life.after.size(); ++s)
     EXPECT_EQ(life.after[s], expected) << "the thread's CUDA context after: " << context_steps()[s];
-  EXPECT_TRUE(life.memory_on_primary) << "a Buffer's memory is not in its GPU's primary context";
+  EXPECT_EQ(life.below, nullptr) << "a context left on the thread's stack under its own";
+  EXPECT_NE(life.memory_context, nullptr);
+  EXPECT_EQ(life.memory_context, memory_in ? memory_in : life.primary) << "a Buffer's memory is in another context";
   EXPECT_EQ(life.add_mismatch, -1);
   EXPECT_EQ(life.silu_mismatch, -1);
   EXPECT_TRUE(life.sum_matches);

@@ -77,8 +77,8 @@ class CudaBackend final : public BackendImpl {
     } else {
       device_ = choose_device(o);
     }
-    primary_.emplace(device_, "cuda");
-    const ContextScope scope(primary_->get(), "cuda");
+    gpu_.emplace(device_, o.stream, "cuda");
+    const ContextScope scope(gpu_->get(), "cuda");
     check(cudaDeviceGetAttribute(&shape_.sm_count, cudaDevAttrMultiProcessorCount, device_),
           "cudaDeviceGetAttribute");
     check(cudaDeviceGetAttribute(&major_, cudaDevAttrComputeCapabilityMajor, device_), "cudaDeviceGetAttribute");
@@ -108,7 +108,7 @@ class CudaBackend final : public BackendImpl {
   }
 
   ~CudaBackend() override {
-    const ContextScope scope(primary_->get());
+    destruction_.emplace(gpu_->get());
     cudaStreamSynchronize(stream_);
     pipeline_.reset();
     expr_reducer_.reset();
@@ -230,7 +230,6 @@ class CudaBackend final : public BackendImpl {
   }
 
   void deallocate(void* p, MemorySpace space) noexcept override {
-    const ContextScope scope(primary_->get());
     // Pinned and managed blocks go back to the pool only once the context's queued work is
     // done: the next Buffer that takes one may be written by the host directly, while an op
     // (a pinned pipeline, a kernel on managed memory) would still read it. A device block is
@@ -247,7 +246,7 @@ class CudaBackend final : public BackendImpl {
   // A sticky error stays with the device for the next call; any other is cleared, so that
   // the thread's next launch, of any context, does not take it for its own.
   void wait_idle() noexcept override {
-    const ContextScope scope(primary_->get());
+    const ContextScope scope(gpu_->get());
     if (cudaStreamSynchronize(stream_) != cudaSuccess) (void)cudaGetLastError();
   }
 
@@ -270,13 +269,13 @@ class CudaBackend final : public BackendImpl {
  private:
   static bool is_host(MemorySpace s) { return s == MemorySpace::host || s == MemorySpace::pinned; }
 
-  // Runs f with this context's GPU current (its primary context), the thread's own context
-  // current again after. A sticky error makes every later call of this context fail at once
+  // Runs f with this context's GPU current (its primary context, or a borrowed stream's own), the
+  // thread's own context current again after. A sticky error makes every later call of this context fail at once
   // with the first message.
   template <class F>
   void guarded(F&& f) {
     if (!fatal_.empty()) throw Error(Errc::device_fatal, fatal_);
-    const ContextScope scope(primary_->get(), "cuda");
+    const ContextScope scope(gpu_->get(), "cuda");
     try {
       f();
     } catch (const Error& e) {
@@ -299,8 +298,11 @@ class CudaBackend final : public BackendImpl {
     return *pipeline_;
   }
 
-  // Declared first, so released last: the members below free GPU memory as they go.
-  std::optional<PrimaryContext> primary_;
+  // Declared first, so destroyed last: the context the calls run in, held while the backend
+  // lives, and current from the destructor's first line until the members below are gone
+  // (whatever they free as they go); the thread's own context is given back after.
+  std::optional<GpuContext> gpu_;
+  std::optional<ContextScope> destruction_;
   int device_ = 0;
   cudaStream_t stream_ = nullptr;
   bool owns_stream_ = false;

@@ -1027,8 +1027,8 @@ SumKernel take_last_sum_kernel() { return std::exchange(last_sum, SumKernel::non
 // The question Reducer::staged_blocks asks, for the (f32 sum) kernel whose shared memory every
 // staged kernel has.
 bool staged_kernel_supported(int device, int slots) {
-  const PrimaryContext primary(device, "cuda");
-  const ContextScope scope(primary.get(), "cuda");
+  const GpuContext gpu(device, nullptr, "cuda");
+  const ContextScope scope(gpu.get(), "cuda");
   int major = 0, arch = 0;
   return cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
          sm90_features(major) && kernel_architecture(arch) == cudaSuccess && sm90_features(arch / 10) &&

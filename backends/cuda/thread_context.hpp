@@ -50,6 +50,7 @@ struct DriverContextCalls {
   CUresult(CUDAAPI* primary_retain)(CUcontext*, CUdevice) = nullptr;
   CUresult(CUDAAPI* primary_release)(CUdevice) = nullptr;
   CUresult(CUDAAPI* primary_state)(CUdevice, unsigned int*, int*) = nullptr;
+  CUresult(CUDAAPI* stream_context)(CUstream, CUcontext*) = nullptr;
   const char* missing = nullptr;
 };
 
@@ -68,6 +69,7 @@ inline const DriverContextCalls& driver_context_calls() noexcept {
     take(c.primary_retain, "cuDevicePrimaryCtxRetain");
     take(c.primary_release, "cuDevicePrimaryCtxRelease");
     take(c.primary_state, "cuDevicePrimaryCtxGetState");
+    take(c.stream_context, "cuStreamGetCtx");
     return c;
   }();
   return calls;
@@ -83,15 +85,49 @@ inline const DriverContextCalls& require_driver_context_calls(const char* who) {
   return calls;
 }
 
-inline void check_driver(CUresult r, const std::string& what) {
-  if (r != CUDA_SUCCESS) throw Error(Errc::device_error, what + " failed (CUresult " + std::to_string(int(r)) + ")");
+[[noreturn]] inline void driver_failed(CUresult r, const char* who, const char* call) {
+  throw Error(Errc::device_error, std::string(who) + ": " + call + " failed (CUresult " + std::to_string(int(r)) + ")");
+}
+// The message is built only on failure: check_driver runs on every call of a backend.
+inline void check_driver(CUresult r, const char* who, const char* call) {
+  if (r != CUDA_SUCCESS) driver_failed(r, who, call);
 }
 
-// A hold on GPU `device`'s primary context, the one the runtime itself uses for that GPU, for
-// as long as a backend context lives.
-class PrimaryContext {
+// Whether GPU `device`'s primary context exists (created and not reset). False where the
+// driver cannot tell.
+inline bool primary_context_active(int device) noexcept {
+  const DriverContextCalls& calls = driver_context_calls();
+  CUdevice handle = 0;
+  unsigned int flags = 0;
+  int active = 0;
+  return !calls.missing && calls.device_get(&handle, device) == CUDA_SUCCESS &&
+         calls.primary_state(handle, &flags, &active) == CUDA_SUCCESS && active != 0;
+}
+
+// GPU `device`'s primary context, null where it cannot be had. Not held: for contexts the
+// runtime already holds (a GPU that Kokkos runs on).
+inline CUcontext primary_context_of(int device) noexcept {
+  const DriverContextCalls& calls = driver_context_calls();
+  CUdevice handle = 0;
+  CUcontext context = nullptr;
+  if (calls.missing || calls.device_get(&handle, device) != CUDA_SUCCESS ||
+      calls.primary_retain(&context, handle) != CUDA_SUCCESS)
+    return nullptr;
+  calls.primary_release(handle);
+  return context;
+}
+
+// The context a backend's calls run in, held while the backend lives: a borrowed stream's own
+// (an application's stream belongs to the context it was made in, a GPU's primary one or one of
+// the application's), else GPU `device`'s primary context, the one the runtime uses for it.
+class GpuContext {
  public:
-  PrimaryContext(int device, const char* who) : calls_(&require_driver_context_calls(who)) {
+  GpuContext(int device, void* borrowed_stream, const char* who) : calls_(&require_driver_context_calls(who)) {
+    // The per-thread and legacy default streams have no context of their own (the driver
+    // answers with the current one, or none): those run in the GPU's primary context.
+    if (borrowed_stream && calls_->stream_context(static_cast<CUstream>(borrowed_stream), &context_) == CUDA_SUCCESS &&
+        context_)
+      return;
 #if CUDART_VERSION >= 12000
     // Initialized by the runtime too (without making it current), so the runtime holds it
     // until the process ends, as it did when the backends made the GPU current by device.
@@ -101,12 +137,15 @@ class PrimaryContext {
                                           ") failed: " + cudaGetErrorString(e));
     }
 #endif
-    check_driver(calls_->device_get(&device_, device), std::string(who) + ": cuDeviceGet");
-    check_driver(calls_->primary_retain(&context_, device_), std::string(who) + ": cuDevicePrimaryCtxRetain");
+    check_driver(calls_->device_get(&device_, device), who, "cuDeviceGet");
+    check_driver(calls_->primary_retain(&context_, device_), who, "cuDevicePrimaryCtxRetain");
+    retained_ = true;
   }
-  ~PrimaryContext() { calls_->primary_release(device_); }
-  PrimaryContext(const PrimaryContext&) = delete;
-  PrimaryContext& operator=(const PrimaryContext&) = delete;
+  ~GpuContext() {
+    if (retained_) calls_->primary_release(device_);
+  }
+  GpuContext(const GpuContext&) = delete;
+  GpuContext& operator=(const GpuContext&) = delete;
 
   CUcontext get() const { return context_; }
 
@@ -114,23 +153,23 @@ class PrimaryContext {
   const DriverContextCalls* calls_;
   CUdevice device_ = 0;
   CUcontext context_ = nullptr;
+  bool retained_ = false;
 };
 
-// Makes `context` current for a scope (pushed on the thread's context stack) and gives the
-// thread back the context it had (none, if it had none), whoever changed it meanwhile: entries
-// pushed over it are popped (Kokkos pushes its instance's context as the instance starts and
-// never pops it), and one that replaced it is replaced back. A null `context` changes nothing
-// and only gives back. A scope that found its context current pushes nothing and reads nothing
-// at its end (one driver call a call, where a thread keeps using the same GPU): what runs in it
-// makes only that context current (Kokkos' launches set their device, the same context), and
-// Kokkos' instances start in scopes of their own, which do check (the context's creation).
+// A call's scope: makes `context` current (pushed on the thread's context stack) and gives the
+// thread back the context it had (none, if it had none): entries pushed over it are popped, and
+// one that replaced it is replaced back. A scope that finds its context current pushes nothing
+// and reads nothing at its end (one driver call a call, where a thread keeps using the same
+// GPU): within a call, what runs makes only that context current (Kokkos' launches set their
+// device, the same context). What pushes contexts it never pops (Kokkos' instances as they
+// start) runs in a ContextStackScope.
 class ContextScope {
  public:
   // Throws Error: a call cannot run where its context could not be made current.
   ContextScope(CUcontext context, const char* who) : calls_(&require_driver_context_calls(who)) {
-    check_driver(calls_->get_current(&previous_), std::string(who) + ": cuCtxGetCurrent");
-    give_back_ = !context || context != previous_;
-    if (context && give_back_) check_driver(calls_->push_current(context), std::string(who) + ": cuCtxPushCurrent");
+    check_driver(calls_->get_current(&previous_), who, "cuCtxGetCurrent");
+    give_back_ = context != previous_;
+    if (give_back_) check_driver(calls_->push_current(context), who, "cuCtxPushCurrent");
   }
   // For destructors and other paths that cannot throw: where the driver fails (at exit, once it
   // is torn down), the thread's context stays as it is.
@@ -138,11 +177,10 @@ class ContextScope {
     const DriverContextCalls& calls = driver_context_calls();
     if (calls.missing || calls.get_current(&previous_) != CUDA_SUCCESS) return;
     calls_ = &calls;
-    give_back_ = !context || context != previous_;
-    if (context && give_back_) calls.push_current(context);
+    give_back_ = context != previous_ && calls.push_current(context) == CUDA_SUCCESS;
   }
   ~ContextScope() {
-    if (!calls_ || !give_back_) return;
+    if (!give_back_) return;
     CUcontext now = nullptr, popped = nullptr;
     for (int k = 0; k < max_pops && calls_->get_current(&now) == CUDA_SUCCESS && now != previous_; ++k)
       if (calls_->pop_current(&popped) != CUDA_SUCCESS) break;
@@ -152,10 +190,45 @@ class ContextScope {
   ContextScope& operator=(const ContextScope&) = delete;
 
  private:
-  static constexpr int max_pops = 16;  // ours, and one for each Kokkos instance started meanwhile
+  static constexpr int max_pops = 16;
   const DriverContextCalls* calls_ = nullptr;
   CUcontext previous_ = nullptr;
-  bool give_back_ = false;  // the thread had another context (or the scope was asked only to give back)
+  bool give_back_ = false;  // pushed: the thread had another context (or none)
+};
+
+// The thread's whole context stack kept for a scope: its entries are taken off (the scope runs
+// with `context` alone current, or none where it is null) and put back at the end, whatever the
+// scope pushed, popped or replaced. For Kokkos' initialization, its instances' start (a push
+// never popped) and its finalization; a call of a backend needs only a ContextScope.
+class ContextStackScope {
+ public:
+  explicit ContextStackScope(CUcontext context) noexcept {
+    const DriverContextCalls& calls = driver_context_calls();
+    if (calls.missing) return;
+    calls_ = &calls;
+    CUcontext top = nullptr;
+    while (depth_ < max_depth && calls.get_current(&top) == CUDA_SUCCESS && top && calls.pop_current(&top) == CUDA_SUCCESS)
+      kept_[depth_++] = top;
+    if (calls.get_current(&base_) != CUDA_SUCCESS) base_ = nullptr;  // null but for a stack deeper than max_depth
+    if (context) calls.push_current(context);
+  }
+  ~ContextStackScope() {
+    if (!calls_) return;
+    CUcontext top = nullptr;
+    for (int k = 0; k < max_depth && calls_->get_current(&top) == CUDA_SUCCESS && top != base_; ++k)
+      if (calls_->pop_current(&top) != CUDA_SUCCESS) break;
+    if (calls_->get_current(&top) == CUDA_SUCCESS && top != base_) calls_->set_current(base_);
+    while (depth_ > 0) calls_->push_current(kept_[--depth_]);
+  }
+  ContextStackScope(const ContextStackScope&) = delete;
+  ContextStackScope& operator=(const ContextStackScope&) = delete;
+
+ private:
+  static constexpr int max_depth = 16;
+  const DriverContextCalls* calls_ = nullptr;
+  CUcontext kept_[max_depth] = {};
+  int depth_ = 0;
+  CUcontext base_ = nullptr;
 };
 
 }  // namespace ew::detail::cuda

@@ -51,14 +51,17 @@ void guarded(const char* what, F&& f) {
 // The context's stream: the caller's, or one the context creates and destroys.
 class Stream {
  public:
-  Stream(const ContextOptions& options, CUcontext kokkos_gpu) : stream_(static_cast<cudaStream_t>(options.stream)) {
+  Stream(const ContextOptions& options, CUcontext kokkos_gpu)
+      : stream_(static_cast<cudaStream_t>(options.stream)), kokkos_gpu_(kokkos_gpu) {
     if (stream_) return;
     const KokkosDeviceScope on_kokkos_gpu(kokkos_gpu, "kokkos backend");
     check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
     owned_ = true;
   }
   ~Stream() {
-    if (owned_) cudaStreamDestroy(stream_);
+    if (!owned_) return;
+    const KokkosDeviceScope on_kokkos_gpu(kokkos_gpu_);  // also where the backend's constructor failed
+    cudaStreamDestroy(stream_);
   }
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;
@@ -66,6 +69,7 @@ class Stream {
 
  private:
   cudaStream_t stream_;
+  CUcontext kokkos_gpu_;
   bool owned_ = false;
 };
 
@@ -112,7 +116,7 @@ class KokkosBackend final : public BackendImpl {
   explicit KokkosBackend([[maybe_unused]] const ContextOptions& options)
       :
 #ifdef KOKKOS_ENABLE_CUDA
-        gpu_(Kokkos::Cuda().cuda_device(), "kokkos backend"),
+        gpu_(Kokkos::Cuda().cuda_device(), options.stream, "kokkos backend"),
         stream_(options, gpu_.get()),
 #endif
         exec_(make_exec())
@@ -222,11 +226,11 @@ class KokkosBackend final : public BackendImpl {
   }
 
 #ifdef KOKKOS_ENABLE_CUDA
-  // Declared first, so destroyed last: Kokkos' GPU's primary context, held while the context
-  // lives, and made current while the members below are destroyed (they free memory and
-  // destroy the stream and the instance, which sets Kokkos' GPU current); the thread's own
-  // context and device are given back after.
-  PrimaryContext gpu_;
+  // Declared first, so destroyed last: Kokkos' GPU's primary context (or the borrowed stream's
+  // own), held while the context lives, and made current while the members below are destroyed
+  // (they free memory and destroy the stream and the instance, which sets Kokkos' GPU current);
+  // the thread's own context and device are given back after.
+  GpuContext gpu_;
   std::optional<KokkosDeviceScope> destruction_;
   Stream stream_;  // declared before exec_: the instance goes first, then the stream
 #endif
@@ -260,9 +264,10 @@ std::unique_ptr<BackendImpl> create(const ContextOptions& options) {
   // Refused before Kokkos is initialized: initializing fixes its thread count for the process.
   if (on_host) reject_device_options(options, "kokkos");
 #ifdef KOKKOS_ENABLE_CUDA
-  // Kokkos' initialization and its instance's start set Kokkos' GPU current.
-  std::optional<KokkosDeviceScope> thread_context;
-  if constexpr (on_cuda) thread_context.emplace(nullptr, "kokkos backend");
+  // Kokkos' initialization and its instance's start set Kokkos' GPU current and push its
+  // context without popping it.
+  std::optional<KokkosStackScope> thread_context;
+  if constexpr (on_cuda) thread_context.emplace(nullptr);
 #endif
   acquire(initialization_options(options));
   check_options(options);

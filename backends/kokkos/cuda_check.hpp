@@ -5,6 +5,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <string>
+#include <utility>
 
 #include "ew/error.hpp"
 
@@ -20,44 +21,42 @@ inline void check_cuda(cudaError_t e, const char* what) {
 }
 
 using cuda::ContextScope;
-using cuda::PrimaryContext;
+using cuda::ContextStackScope;
+using cuda::GpuContext;
 
 // Gives the thread back the device the runtime falls back on where no context is current.
 // Kokkos makes its GPU the thread's device (cudaSetDevice) as it initializes, as its instances
 // start and as they launch; but cudaSetDevice creates the primary context of the GPU it names,
 // so `device` is made the thread's device again only where that context already exists: a
 // thread that never used CUDA keeps Kokkos' GPU as its fallback rather than getting a context
-// on GPU 0 (the device such a thread reports) from a library call. Leaves no error of its own.
+// on GPU 0 (the device such a thread reports) from a library call. Clears only an error of its
+// own.
 inline void give_back_runtime_device(int device) noexcept {
   int now = device;
-  if (device < 0 || cudaGetDevice(&now) != cudaSuccess || now == device) {
+  if (device < 0) return;
+  if (cudaGetDevice(&now) != cudaSuccess) {
     cudaGetLastError();
     return;
   }
+  if (now == device || !cuda::primary_context_active(device)) return;
   const cuda::DriverContextCalls& calls = cuda::driver_context_calls();
-  CUdevice handle = 0;
-  unsigned int flags = 0;
-  int active = 0;
   CUcontext context = nullptr;
-  if (calls.missing || calls.device_get(&handle, device) != CUDA_SUCCESS ||
-      calls.primary_state(handle, &flags, &active) != CUDA_SUCCESS || !active || calls.get_current(&context) != CUDA_SUCCESS)
-    return;
+  if (calls.get_current(&context) != CUDA_SUCCESS) return;
   if (cudaSetDevice(device) != cudaSuccess) cudaGetLastError();
   calls.set_current(context);  // cudaSetDevice also made the device's primary context current
 }
 
-// Makes Kokkos' GPU (its primary context) current for a scope and gives the calling thread back
-// the context it had, and the device its runtime falls back on, whoever changed them meanwhile
-// (context.hpp: no library call changes where the application's next CUDA call goes). A null
-// context (Kokkos not initialized yet) changes nothing and only gives back.
-class KokkosDeviceScope {
+// Kokkos' GPU current for a scope: the calling thread's context given back at its end (Scope:
+// ContextScope for a call, ContextStackScope around Kokkos' initialization, an instance's start
+// and its finalization), then the device its runtime falls back on (give_back_runtime_device):
+// context.hpp, no library call changes the thread's context.
+template <class Scope>
+class KokkosScope {
  public:
-  KokkosDeviceScope(CUcontext kokkos_gpu, const char* what)
-      : device_{current_device()}, context_(kokkos_gpu, what) {}
-  // For destructors and exit: never throws, gives back what the driver lets it.
-  explicit KokkosDeviceScope(CUcontext kokkos_gpu) noexcept : device_{current_device()}, context_(kokkos_gpu) {}
-  KokkosDeviceScope(const KokkosDeviceScope&) = delete;
-  KokkosDeviceScope& operator=(const KokkosDeviceScope&) = delete;
+  template <class... Args>
+  explicit KokkosScope(Args&&... args) : device_{current_device()}, context_(std::forward<Args>(args)...) {}
+  KokkosScope(const KokkosScope&) = delete;
+  KokkosScope& operator=(const KokkosScope&) = delete;
 
  private:
   static int current_device() noexcept {
@@ -70,8 +69,13 @@ class KokkosDeviceScope {
     ~DeviceGiveBack() { give_back_runtime_device(device); }
   };
   DeviceGiveBack device_;
-  ContextScope context_;
+  Scope context_;
 };
+// A call's: (Kokkos' GPU, what) throws where it cannot be made current; (Kokkos' GPU) never throws.
+using KokkosDeviceScope = KokkosScope<ContextScope>;
+// Kokkos' GPU (null: not known yet, before Kokkos is initialized) with the thread's whole
+// context stack kept; never throws.
+using KokkosStackScope = KokkosScope<ContextStackScope>;
 
 }  // namespace ew::detail::kokkos
 #endif

@@ -40,12 +40,13 @@ void initialize(const ContextOptions& options) {
 #endif
 }
 
-// Kokkos::finalize with the calling thread's context current again after it: Kokkos sets its
-// device as it tears its instances down, and no library call changes where the thread's next
-// CUDA call goes (context.hpp). Never throws (it also runs at exit).
+// Kokkos::finalize with Kokkos' GPU current (it frees memory before it sets its device, which
+// on a thread without a context would make one on the thread's fallback GPU) and the calling
+// thread's context stack and device given back after (context.hpp). Never throws (it also runs
+// at exit).
 void finalize_keeping_thread_context() {
 #if defined(KOKKOS_ENABLE_CUDA)
-  const KokkosDeviceScope keep(nullptr);
+  const KokkosStackScope keep(cuda::primary_context_of(Kokkos::Cuda().cuda_device()));
 #endif
   Kokkos::finalize();
 }

@@ -381,8 +381,8 @@ void pointer_check_cost(ew::Context& gpu) {
   // context's GPU was current.
   namespace cuda = ew::detail::cuda;
   const cuda::DriverContextCalls& driver = cuda::require_driver_context_calls("ew-cuda-expr-bench");
-  const cuda::PrimaryContext primary(gpu.device(), "ew-cuda-expr-bench");
-  const CUcontext mine = primary.get();
+  const cuda::GpuContext held(gpu.device(), nullptr, "ew-cuda-expr-bench");
+  const CUcontext mine = held.get();
   auto unset_and_set = [&] {
     driver.set_current(nullptr);
     driver.set_current(mine);

@@ -251,18 +251,19 @@ TEST_F(Cuda, DeviceSelection) {
 // A thread that has not used CUDA has no context, and a context's whole life leaves it none:
 // giving such a thread "its" device 0 back through cudaSetDevice made a context on GPU 0 (since
 // CUDA 12) in every process whose GPU is not 0. With two GPUs or more the context runs on the
-// last one, and GPU 0 gets no context from it.
+// last one, and GPU 0 gets no context from it; the device the runtime reports stays 0.
 TEST_F(Cuda, LeavesAThreadWithoutAContextWithNone) {
   int count = 0;
   ASSERT_EQ(cudaGetDeviceCount(&count), cudaSuccess);
   ContextOptions o;
   o.device = count - 1;
-  const bool gpu0_had_a_context = primary_context_active(0);
-  const ContextLife life = live_a_context(Backend::cuda, o, [] {});
+  const bool gpu0_had_a_context = detail::cuda::primary_context_active(0);
+  const ContextLife life = live_a_context(Backend::cuda, o, [](ContextOptions&) {});
   expect_thread_context_kept(life, nullptr);
   EXPECT_EQ(life.device, count - 1);
+  EXPECT_EQ(life.device_after, std::vector<int>(context_steps().size(), 0));
   if (count > 1 && !gpu0_had_a_context)
-    EXPECT_FALSE(primary_context_active(0)) << "a context on GPU 0, which the process never used";
+    EXPECT_FALSE(detail::cuda::primary_context_active(0)) << "a context on GPU 0, which the process never used";
   else
     std::printf("[ INFO     ] GPU 0's context not checked: %s\n",
                 count > 1 ? "the process had one before the test" : "one GPU, the context's own");
@@ -272,10 +273,26 @@ TEST_F(Cuda, LeavesAThreadWithoutAContextWithNone) {
 // library's work goes to the GPU's primary context, not into the application's.
 TEST_F(Cuda, KeepsTheApplicationsOwnContext) {
   CUcontext mine = nullptr;
-  const ContextLife life = live_a_context(Backend::cuda, {}, [&] { mine = create_own_context(); });
+  const ContextLife life = live_a_context(Backend::cuda, {}, [&](ContextOptions&) { mine = create_own_context(); });
   expect_thread_context_kept(life, mine);
   ASSERT_NE(mine, nullptr);
   EXPECT_EQ(test_driver_calls().ctx_destroy(mine), CUDA_SUCCESS);
+}
+
+// A stream borrowed from a context the application made itself: the calls run in that context,
+// the stream's own (its memory too), and the thread keeps it current.
+TEST_F(Cuda, RunsInABorrowedStreamsOwnContext) {
+  CUcontext mine = nullptr;
+  cudaStream_t stream = nullptr;
+  const ContextLife life = live_a_context(Backend::cuda, {}, [&](ContextOptions& o) {
+    mine = create_own_context();
+    if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess)
+      throw std::runtime_error("cudaStreamCreate failed");
+    o.stream = stream;
+  });
+  expect_thread_context_kept(life, mine, mine);
+  ASSERT_NE(mine, nullptr);
+  EXPECT_EQ(test_driver_calls().ctx_destroy(mine), CUDA_SUCCESS);  // its stream with it
 }
 
 TEST_F(Cuda, BorrowedStreamMustMatchAnExplicitDevice) {

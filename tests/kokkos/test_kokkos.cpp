@@ -197,9 +197,10 @@ TEST(KokkosBackend, OwnStreamPerContext) {
 }
 
 // A thread that has not used CUDA keeps no context through a context's whole life (its
-// creation may initialize Kokkos, which sets its GPU current as it starts, and Kokkos sets it
-// again as it launches). With two GPUs or more, where this test initializes Kokkos, Kokkos runs
-// on the last GPU and GPU 0 gets no context from the library.
+// creation may initialize Kokkos, which sets its GPU current as it starts and pushes its
+// instance's context, and Kokkos sets its GPU again as it launches). With two GPUs or more,
+// where this test initializes Kokkos, Kokkos runs on the last GPU and GPU 0 gets no context
+// from the library; the thread's fallback device is then Kokkos' GPU (docs/kokkos.md).
 TEST(KokkosBackend, LeavesAThreadWithoutAContextWithNone) {
   EW_SKIP_IF_UNUSABLE(Backend::kokkos);
   int count = 0;
@@ -207,12 +208,13 @@ TEST(KokkosBackend, LeavesAThreadWithoutAContextWithNone) {
   ContextOptions o;
   const bool initializes = !Kokkos::is_initialized();
   if (initializes) o.device = count - 1;
-  const bool gpu0_had_a_context = primary_context_active(0);
-  const ContextLife life = live_a_context(Backend::kokkos, o, [] {});
+  const bool gpu0_had_a_context = detail::cuda::primary_context_active(0);
+  const ContextLife life = live_a_context(Backend::kokkos, o, [](ContextOptions&) {});
   expect_thread_context_kept(life, nullptr);
   if (count > 1 && initializes && !gpu0_had_a_context) {
     EXPECT_EQ(life.device, count - 1);
-    EXPECT_FALSE(primary_context_active(0)) << "a context on GPU 0, which the process never used";
+    EXPECT_FALSE(detail::cuda::primary_context_active(0)) << "a context on GPU 0, which the process never used";
+    EXPECT_EQ(life.device_after, std::vector<int>(context_steps().size(), count - 1));
   } else {
     std::printf("[ INFO     ] GPU 0's context not checked: %s\n",
                 count == 1 ? "one GPU, Kokkos' own" : "Kokkos or GPU 0 was in use before the test");
@@ -225,34 +227,36 @@ TEST(KokkosBackend, LeavesAThreadWithoutAContextWithNone) {
 TEST(KokkosBackend, KeepsTheApplicationsOwnContext) {
   EW_SKIP_IF_UNUSABLE(Backend::kokkos);
   CUcontext mine = nullptr;
-  const ContextLife life = live_a_context(Backend::kokkos, {}, [&] { mine = create_own_context(); });
+  const ContextLife life = live_a_context(Backend::kokkos, {}, [&](ContextOptions&) { mine = create_own_context(); });
   expect_thread_context_kept(life, mine);
   ASSERT_NE(mine, nullptr);
   EXPECT_EQ(test_driver_calls().ctx_destroy(mine), CUDA_SUCCESS);
 }
 
-// On a machine of two GPUs, a thread with the other GPU current keeps it (its context and the
-// device the runtime reports) through everything a context does, while the context's memory and
-// stream are on Kokkos' GPU.
+// On a machine of two GPUs, Kokkos on the first: a thread with the other GPU current keeps its
+// context and device through everything a context does, while the context's memory and stream
+// are on Kokkos' GPU; a thread with no context whose fallback device is the other GPU (whose
+// context exists) keeps no context and that device.
 TEST(KokkosBackend, KeepsTheThreadsGpuAndRunsOnItsOwn) {
   EW_SKIP_IF_UNUSABLE(Backend::kokkos);
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess || count < 2) GTEST_SKIP() << "needs 2 GPUs, this machine has " << count;
   const int other = count - 1;  // Kokkos takes the first GPU unless told otherwise
   CUcontext others = nullptr;
-  int device_after = -1;
-  const ContextLife life = live_a_context(Backend::kokkos, {}, [&] {
+  const ContextLife life = live_a_context(Backend::kokkos, {}, [&](ContextOptions&) {
     if (cudaSetDevice(other) != cudaSuccess) throw std::runtime_error("cudaSetDevice failed");
     others = current_context();
   });
   if (life.device == other) GTEST_SKIP() << "Kokkos runs on GPU " << other << ", the one this test makes current";
   expect_thread_context_kept(life, others);
-  std::thread([&] {
-    cudaSetDevice(other);
-    { Context ctx(Backend::kokkos); }
-    cudaGetDevice(&device_after);
-  }).join();
-  EXPECT_EQ(device_after, other) << "the device the runtime reports after a context's life";
+  EXPECT_EQ(life.device_after, std::vector<int>(context_steps().size(), other));
+
+  const ContextLife none = live_a_context(Backend::kokkos, {}, [&](ContextOptions&) {
+    if (cudaSetDevice(other) != cudaSuccess) throw std::runtime_error("cudaSetDevice failed");
+    detail::cuda::driver_context_calls().set_current(nullptr);
+  });
+  expect_thread_context_kept(none, nullptr);
+  EXPECT_EQ(none.device_after, std::vector<int>(context_steps().size(), other));
 }
 #endif
 
