@@ -48,8 +48,8 @@ inline void give_back_runtime_device(int device) noexcept {
 
 // Kokkos' GPU current for a scope: the calling thread's context given back at its end (Scope:
 // ContextScope for a call, ContextStackScope around Kokkos' initialization, an instance's start
-// and its finalization), then the device its runtime falls back on (give_back_runtime_device):
-// context.hpp, no library call changes the thread's context.
+// and its finalization), then, where its GPU has a context, the device its runtime falls back
+// on (give_back_runtime_device). context.hpp: no library call changes the thread's context.
 template <class Scope>
 class KokkosScope {
  public:

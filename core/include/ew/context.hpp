@@ -30,9 +30,11 @@ struct ContextOptions {
 // A context is movable, not copyable, and not to be used by two threads at once; a
 // moved-from context may only be assigned to or destroyed. On a GPU no call of the library
 // (a context's creation and destruction, Buffers, ops, waits) changes the calling thread's
-// CUDA context: the one it had is current again after the call (the application's next CUDA
-// call goes where it would have gone), and a thread that had none keeps none, so no call
-// creates a context on a GPU the application does not use (docs/multigpu.md, MPI).
+// CUDA context: the one it had is current again after the call, and a thread that had none
+// keeps none, so no call creates a context on a GPU the application does not use
+// (docs/multigpu.md, MPI). (On kokkos, a thread with no context may find Kokkos' GPU as the
+// device the runtime falls back on: docs/kokkos.md.) A borrowed `stream`'s calls run in the
+// stream's own context.
 class Context {
  public:
   explicit Context(Backend backend = Backend::automatic, const ContextOptions& options = {});
