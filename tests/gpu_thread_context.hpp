@@ -65,7 +65,7 @@ struct ContextLife {
   CUcontext before = nullptr;         // the thread's context once set up
   std::vector<CUcontext> after;       // the thread's context after each of context_steps()
   std::vector<int> device_after;      // cudaGetDevice after each step (it binds no context)
-  CUcontext below = nullptr;          // the thread's context once the one it had is popped at the end
+  std::vector<CUcontext> stack;       // the thread's context stack at the end, top first (popped)
   int device = -1;                    // the backend context's GPU
   CUcontext memory_context = nullptr;  // the context a Buffer's memory belongs to
   CUcontext primary = nullptr;        // the primary context of the backend context's GPU
@@ -76,7 +76,7 @@ struct ContextLife {
 
 // On a new thread: `set_up(options)` (whatever the test wants current, or nothing; it may borrow
 // a stream into the options), then a context of `backend` through its life, each result compared
-// with the scalar backend's bits (outputs poisoned first); last, the thread's own context popped.
+// with the scalar backend's bits (outputs poisoned first); last, the thread's stack popped.
 template <class SetUp>
 ContextLife live_a_context(Backend backend, ContextOptions options, SetUp set_up) {
   const std::size_t n = (std::size_t(1) << 20) + 3;
@@ -136,9 +136,10 @@ ContextLife live_a_context(Backend backend, ContextOptions options, SetUp set_up
           d.primary_release(handle);
       }
       look();
-      CUcontext popped = nullptr;
-      if (life.before) d.pop_current(&popped);
-      life.below = current_context();
+      for (CUcontext top = current_context(), popped = nullptr; top && life.stack.size() < 8; top = current_context()) {
+        life.stack.push_back(top);
+        d.pop_current(&popped);
+      }
       life.add_mismatch = first_mismatch(got_add, want_add);
       life.silu_mismatch = first_mismatch(got_silu, want_silu);
       life.sum_matches = same_bits(got_sum, want_sum);
@@ -150,15 +151,18 @@ ContextLife live_a_context(Backend backend, ContextOptions options, SetUp set_up
 }
 
 // The checks every test of a ContextLife makes: the thread's context after every step is the
-// one it had, with nothing left under it; the context's memory belongs to `memory_in` (null:
-// its GPU's primary context); the results are the scalar backend's bits.
-inline void expect_thread_context_kept(const ContextLife& life, CUcontext expected, CUcontext memory_in = nullptr) {
+// one it had, and its stack at the end is `stack` (top first: what it had); the context's memory
+// belongs to `memory_in` (null: its GPU's primary context); the results are the scalar
+// backend's bits.
+inline void expect_thread_context_kept(const ContextLife& life, const std::vector<CUcontext>& stack,
+                                       CUcontext memory_in = nullptr) {
+  const CUcontext expected = stack.empty() ? nullptr : stack.front();
   ASSERT_EQ(life.error, "");
   EXPECT_EQ(life.before, expected);
   ASSERT_EQ(life.after.size(), context_steps().size());
   for (std::size_t s = 0; s < life.after.size(); ++s)
     EXPECT_EQ(life.after[s], expected) << "the thread's CUDA context after: " << context_steps()[s];
-  EXPECT_EQ(life.below, nullptr) << "a context left on the thread's stack under its own";
+  EXPECT_EQ(life.stack, stack) << "the thread's context stack at the end, top first";
   EXPECT_NE(life.memory_context, nullptr);
   EXPECT_EQ(life.memory_context, memory_in ? memory_in : life.primary) << "a Buffer's memory is in another context";
   EXPECT_EQ(life.add_mismatch, -1);

@@ -68,7 +68,7 @@ class CudaBackend final : public BackendImpl {
                                               std::to_string(kMinStagingBytes) + " bytes");
     staging_bytes_ = o.staging_bytes ? o.staging_bytes : kDefaultStagingBytes;
     copy_threads_ = o.threads > 0 ? o.threads : std::max(1u, std::thread::hardware_concurrency());
-    if (o.stream) {
+    if (o.stream && !is_default_stream_handle(o.stream)) {
       // A borrowed stream names its device; an explicit device must agree with it.
       check(cudaStreamGetDevice(static_cast<cudaStream_t>(o.stream), &device_), "cudaStreamGetDevice");
       if (o.device >= 0 && o.device != device_)
@@ -109,6 +109,8 @@ class CudaBackend final : public BackendImpl {
 
   ~CudaBackend() override {
     destruction_.emplace(gpu_->get());
+    // Errors of its own are cleared, not one the application has yet to read.
+    const bool application_error = cudaPeekAtLastError() != cudaSuccess;
     cudaStreamSynchronize(stream_);
     pipeline_.reset();
     expr_reducer_.reset();
@@ -118,7 +120,7 @@ class CudaBackend final : public BackendImpl {
     pinned_pool_.release_cached();
     managed_pool_.release_cached();
     if (owns_stream_) cudaStreamDestroy(stream_);
-    cudaGetLastError();
+    if (!application_error) cudaGetLastError();
   }
 
   void run(const OpCall& c) override {

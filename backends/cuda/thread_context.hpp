@@ -1,7 +1,8 @@
 #pragma once
 // The calling thread's CUDA context, given back exactly as the application left it. Both GPU
-// backends (cuda, and kokkos on Cuda) run each call with their GPU's primary context current
-// and then make current again the context the thread had: the same one, or none.
+// backends (cuda, and kokkos on Cuda) run each call with their context current (their GPU's
+// primary context; on cuda, a borrowed stream's own) and then make current again the context
+// the thread had: the same one, or none.
 //
 // Why contexts and not devices (cudaGetDevice / cudaSetDevice): since CUDA 12, cudaSetDevice
 // creates the primary context of the GPU it names, and a thread that has not used CUDA yet
@@ -117,17 +118,32 @@ inline CUcontext primary_context_of(int device) noexcept {
   return context;
 }
 
-// The context a backend's calls run in, held while the backend lives: a borrowed stream's own
-// (an application's stream belongs to the context it was made in, a GPU's primary one or one of
-// the application's), else GPU `device`'s primary context, the one the runtime uses for it.
+// The legacy and per-thread default streams: handles with no context of their own (the driver
+// answers with the thread's current one, or none).
+inline bool is_default_stream_handle(void* stream) noexcept {
+  return stream == static_cast<void*>(cudaStreamLegacy) || stream == static_cast<void*>(cudaStreamPerThread);
+}
+
+// The context a stream was made in; null for the default streams' handles, or where the driver
+// cannot tell.
+inline CUcontext context_of_stream(void* stream) noexcept {
+  const DriverContextCalls& calls = driver_context_calls();
+  CUcontext context = nullptr;
+  if (!stream || is_default_stream_handle(stream) || calls.missing ||
+      calls.stream_context(static_cast<CUstream>(stream), &context) != CUDA_SUCCESS)
+    return nullptr;
+  return context;
+}
+
+// The context a backend's calls run in: a borrowed stream's own (an application's stream
+// belongs to the context it was made in, a GPU's primary one or one of the application's; not
+// held: the stream, and so its context, must outlive the backend), else GPU `device`'s primary
+// context, the one the runtime uses for it, held while the backend lives.
 class GpuContext {
  public:
   GpuContext(int device, void* borrowed_stream, const char* who) : calls_(&require_driver_context_calls(who)) {
-    // The per-thread and legacy default streams have no context of their own (the driver
-    // answers with the current one, or none): those run in the GPU's primary context.
-    if (borrowed_stream && calls_->stream_context(static_cast<CUstream>(borrowed_stream), &context_) == CUDA_SUCCESS &&
-        context_)
-      return;
+    context_ = context_of_stream(borrowed_stream);
+    if (context_) return;
 #if CUDART_VERSION >= 12000
     // Initialized by the runtime too (without making it current), so the runtime holds it
     // until the process ends, as it did when the backends made the GPU current by device.
@@ -156,13 +172,13 @@ class GpuContext {
   bool retained_ = false;
 };
 
-// A call's scope: makes `context` current (pushed on the thread's context stack) and gives the
-// thread back the context it had (none, if it had none): entries pushed over it are popped, and
-// one that replaced it is replaced back. A scope that finds its context current pushes nothing
-// and reads nothing at its end (one driver call a call, where a thread keeps using the same
-// GPU): within a call, what runs makes only that context current (Kokkos' launches set their
-// device, the same context). What pushes contexts it never pops (Kokkos' instances as they
-// start) runs in a ContextStackScope.
+// A call's scope: makes `context` (never null) current, pushed on the thread's context stack,
+// and gives the thread back the context it had (none, if it had none): entries pushed over it
+// are popped, and one that replaced it is replaced back. A scope that finds its context current
+// pushes nothing and reads nothing at its end (one driver call a call, where a thread keeps
+// using the same GPU): within a call, what runs makes only that context current (Kokkos'
+// launches set their device, whose primary context is the kokkos backend's context). What
+// pushes contexts it never pops (Kokkos' instances as they start) runs in a ContextStackScope.
 class ContextScope {
  public:
   // Throws Error: a call cannot run where its context could not be made current.
@@ -198,37 +214,52 @@ class ContextScope {
 
 // The thread's whole context stack kept for a scope: its entries are taken off (the scope runs
 // with `context` alone current, or none where it is null) and put back at the end, whatever the
-// scope pushed, popped or replaced. For Kokkos' initialization, its instances' start (a push
-// never popped) and its finalization; a call of a backend needs only a ContextScope.
+// scope pushed, popped or replaced; and the device the runtime falls back on where no context
+// is current (cudaSetDevice changes it) is given back where that GPU has a context already
+// (making it current by device would create one). For Kokkos' initialization, its instances'
+// start (a push never popped) and its finalization; a call of a backend needs only a
+// ContextScope. A stack deeper than max_depth is left as it is: the scope then does nothing.
 class ContextStackScope {
  public:
   explicit ContextStackScope(CUcontext context) noexcept {
     const DriverContextCalls& calls = driver_context_calls();
     if (calls.missing) return;
-    calls_ = &calls;
     CUcontext top = nullptr;
-    while (depth_ < max_depth && calls.get_current(&top) == CUDA_SUCCESS && top && calls.pop_current(&top) == CUDA_SUCCESS)
+    while (calls.get_current(&top) == CUDA_SUCCESS && top) {
+      if (depth_ == max_depth || calls.pop_current(&top) != CUDA_SUCCESS) {
+        push_kept_back(calls);
+        return;
+      }
       kept_[depth_++] = top;
-    if (calls.get_current(&base_) != CUDA_SUCCESS) base_ = nullptr;  // null but for a stack deeper than max_depth
+    }
+    calls_ = &calls;
+    if (cudaGetDevice(&fallback_) != cudaSuccess) fallback_ = -1, cudaGetLastError();
     if (context) calls.push_current(context);
   }
   ~ContextStackScope() {
     if (!calls_) return;
     CUcontext top = nullptr;
-    for (int k = 0; k < max_depth && calls_->get_current(&top) == CUDA_SUCCESS && top != base_; ++k)
+    for (int k = 0; k < max_depth && calls_->get_current(&top) == CUDA_SUCCESS && top; ++k)
       if (calls_->pop_current(&top) != CUDA_SUCCESS) break;
-    if (calls_->get_current(&top) == CUDA_SUCCESS && top != base_) calls_->set_current(base_);
-    while (depth_ > 0) calls_->push_current(kept_[--depth_]);
+    int now = fallback_;
+    if (fallback_ >= 0 && cudaGetDevice(&now) == cudaSuccess && now != fallback_ && primary_context_active(fallback_)) {
+      if (cudaSetDevice(fallback_) != cudaSuccess) cudaGetLastError();
+      calls_->pop_current(&top);  // cudaSetDevice also made that GPU's primary context current
+    }
+    push_kept_back(*calls_);
   }
   ContextStackScope(const ContextStackScope&) = delete;
   ContextStackScope& operator=(const ContextStackScope&) = delete;
 
  private:
-  static constexpr int max_depth = 16;
-  const DriverContextCalls* calls_ = nullptr;
-  CUcontext kept_[max_depth] = {};
+  void push_kept_back(const DriverContextCalls& calls) noexcept {
+    while (depth_ > 0) calls.push_current(kept_[--depth_]);
+  }
+  static constexpr int max_depth = 64;
+  const DriverContextCalls* calls_ = nullptr;  // null: nothing to give back
+  CUcontext kept_[max_depth] = {};             // the thread's stack, top first
   int depth_ = 0;
-  CUcontext base_ = nullptr;
+  int fallback_ = -1;
 };
 
 }  // namespace ew::detail::cuda

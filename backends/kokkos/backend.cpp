@@ -101,6 +101,7 @@ void check_options(const ContextOptions& options) {
   if (on_cuda && wanted >= 0 && wanted != device)
     throw Error(Errc::invalid_argument, "device " + std::to_string(wanted) + " requested, but Kokkos runs on device " +
                                             std::to_string(device) + " (fixed when Kokkos is initialized)");
+  if (on_cuda) check_borrowed_stream(options.stream, device);
 #endif
 }
 
@@ -116,7 +117,7 @@ class KokkosBackend final : public BackendImpl {
   explicit KokkosBackend([[maybe_unused]] const ContextOptions& options)
       :
 #ifdef KOKKOS_ENABLE_CUDA
-        gpu_(Kokkos::Cuda().cuda_device(), options.stream, "kokkos backend"),
+        gpu_(Kokkos::Cuda().cuda_device(), nullptr, "kokkos backend"),
         stream_(options, gpu_.get()),
 #endif
         exec_(make_exec())
@@ -226,10 +227,10 @@ class KokkosBackend final : public BackendImpl {
   }
 
 #ifdef KOKKOS_ENABLE_CUDA
-  // Declared first, so destroyed last: Kokkos' GPU's primary context (or the borrowed stream's
-  // own), held while the context lives, and made current while the members below are destroyed
-  // (they free memory and destroy the stream and the instance, which sets Kokkos' GPU current);
-  // the thread's own context and device are given back after.
+  // Declared first, so destroyed last: Kokkos' GPU's primary context, held while the context
+  // lives, and made current while the members below are destroyed (they free memory and
+  // destroy the stream and the instance, which sets Kokkos' GPU current); the thread's own
+  // context and device are given back after.
   GpuContext gpu_;
   std::optional<KokkosDeviceScope> destruction_;
   Stream stream_;  // declared before exec_: the instance goes first, then the stream
@@ -266,7 +267,7 @@ std::unique_ptr<BackendImpl> create(const ContextOptions& options) {
 #ifdef KOKKOS_ENABLE_CUDA
   // Kokkos' initialization and its instance's start set Kokkos' GPU current and push its
   // context without popping it.
-  std::optional<KokkosStackScope> thread_context;
+  std::optional<ContextStackScope> thread_context;
   if constexpr (on_cuda) thread_context.emplace(nullptr);
 #endif
   acquire(initialization_options(options));

@@ -5,7 +5,6 @@
 #include <Kokkos_Core.hpp>
 
 #include <string>
-#include <utility>
 
 #include "ew/error.hpp"
 
@@ -46,17 +45,19 @@ inline void give_back_runtime_device(int device) noexcept {
   calls.set_current(context);  // cudaSetDevice also made the device's primary context current
 }
 
-// Kokkos' GPU current for a scope: the calling thread's context given back at its end (Scope:
-// ContextScope for a call, ContextStackScope around Kokkos' initialization, an instance's start
-// and its finalization), then, where its GPU has a context, the device its runtime falls back
-// on (give_back_runtime_device). context.hpp: no library call changes the thread's context.
-template <class Scope>
-class KokkosScope {
+// Kokkos' GPU current for a call: the calling thread's context given back at its end, then,
+// where its GPU has a context, the device its runtime falls back on (give_back_runtime_device;
+// where the thread has a context current, the runtime reports that context's device and a
+// fallback that Kokkos' launches moved stays moved: docs/kokkos.md). context.hpp: no library
+// call changes the thread's context.
+class KokkosDeviceScope {
  public:
-  template <class... Args>
-  explicit KokkosScope(Args&&... args) : device_{current_device()}, context_(std::forward<Args>(args)...) {}
-  KokkosScope(const KokkosScope&) = delete;
-  KokkosScope& operator=(const KokkosScope&) = delete;
+  // Throws Error where Kokkos' GPU cannot be made current.
+  KokkosDeviceScope(CUcontext kokkos_gpu, const char* what) : device_{current_device()}, context_(kokkos_gpu, what) {}
+  // For destructors and other paths that cannot throw.
+  explicit KokkosDeviceScope(CUcontext kokkos_gpu) noexcept : device_{current_device()}, context_(kokkos_gpu) {}
+  KokkosDeviceScope(const KokkosDeviceScope&) = delete;
+  KokkosDeviceScope& operator=(const KokkosDeviceScope&) = delete;
 
  private:
   static int current_device() noexcept {
@@ -69,13 +70,19 @@ class KokkosScope {
     ~DeviceGiveBack() { give_back_runtime_device(device); }
   };
   DeviceGiveBack device_;
-  Scope context_;
+  ContextScope context_;
 };
-// A call's: (Kokkos' GPU, what) throws where it cannot be made current; (Kokkos' GPU) never throws.
-using KokkosDeviceScope = KokkosScope<ContextScope>;
-// Kokkos' GPU (null: not known yet, before Kokkos is initialized) with the thread's whole
-// context stack kept; never throws.
-using KokkosStackScope = KokkosScope<ContextStackScope>;
+
+// Kokkos launches and allocates on its GPU's primary context whatever the stream (it makes its
+// GPU current by device): a borrowed stream of any other context (an application's own, another
+// GPU's) is refused with the reason. Null or a default stream's handle: nothing to check.
+inline void check_borrowed_stream(void* stream, int kokkos_device) {
+  const CUcontext own = cuda::context_of_stream(stream);
+  if (own && own != cuda::primary_context_of(kokkos_device))
+    throw Error(Errc::invalid_argument, "kokkos backend: ContextOptions::stream belongs to a CUDA context other than GPU " +
+                                            std::to_string(kokkos_device) +
+                                            "'s primary context, where Kokkos launches and allocates");
+}
 
 }  // namespace ew::detail::kokkos
 #endif

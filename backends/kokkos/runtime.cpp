@@ -46,7 +46,7 @@ void initialize(const ContextOptions& options) {
 // at exit).
 void finalize_keeping_thread_context() {
 #if defined(KOKKOS_ENABLE_CUDA)
-  const KokkosStackScope keep(cuda::primary_context_of(Kokkos::Cuda().cuda_device()));
+  const ContextStackScope keep(cuda::primary_context_of(Kokkos::Cuda().cuda_device()));
 #endif
   Kokkos::finalize();
 }

@@ -259,7 +259,7 @@ TEST_F(Cuda, LeavesAThreadWithoutAContextWithNone) {
   o.device = count - 1;
   const bool gpu0_had_a_context = detail::cuda::primary_context_active(0);
   const ContextLife life = live_a_context(Backend::cuda, o, [](ContextOptions&) {});
-  expect_thread_context_kept(life, nullptr);
+  expect_thread_context_kept(life, {});
   EXPECT_EQ(life.device, count - 1);
   EXPECT_EQ(life.device_after, std::vector<int>(context_steps().size(), 0));
   if (count > 1 && !gpu0_had_a_context)
@@ -274,13 +274,14 @@ TEST_F(Cuda, LeavesAThreadWithoutAContextWithNone) {
 TEST_F(Cuda, KeepsTheApplicationsOwnContext) {
   CUcontext mine = nullptr;
   const ContextLife life = live_a_context(Backend::cuda, {}, [&](ContextOptions&) { mine = create_own_context(); });
-  expect_thread_context_kept(life, mine);
+  expect_thread_context_kept(life, {mine});
   ASSERT_NE(mine, nullptr);
   EXPECT_EQ(test_driver_calls().ctx_destroy(mine), CUDA_SUCCESS);
 }
 
-// A stream borrowed from a context the application made itself: the calls run in that context,
-// the stream's own (its memory too), and the thread keeps it current.
+// A stream borrowed from a context the application made itself, on a thread that then has no
+// context current: the calls run in the stream's context (its memory too), not in whatever the
+// thread has, and the thread keeps none.
 TEST_F(Cuda, RunsInABorrowedStreamsOwnContext) {
   CUcontext mine = nullptr;
   cudaStream_t stream = nullptr;
@@ -288,11 +289,21 @@ TEST_F(Cuda, RunsInABorrowedStreamsOwnContext) {
     mine = create_own_context();
     if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess)
       throw std::runtime_error("cudaStreamCreate failed");
+    CUcontext popped = nullptr;
+    detail::cuda::driver_context_calls().pop_current(&popped);
     o.stream = stream;
   });
-  expect_thread_context_kept(life, mine, mine);
+  expect_thread_context_kept(life, {}, mine);
   ASSERT_NE(mine, nullptr);
   EXPECT_EQ(test_driver_calls().ctx_destroy(mine), CUDA_SUCCESS);  // its stream with it
+}
+
+// The per-thread default stream has no context of its own: the calls run in the GPU's primary
+// context, and a thread without a context keeps none.
+TEST_F(Cuda, RunsOnThePerThreadDefaultStream) {
+  const ContextLife life =
+      live_a_context(Backend::cuda, {}, [](ContextOptions& o) { o.stream = static_cast<void*>(cudaStreamPerThread); });
+  expect_thread_context_kept(life, {});
 }
 
 TEST_F(Cuda, BorrowedStreamMustMatchAnExplicitDevice) {

@@ -210,7 +210,7 @@ TEST(KokkosBackend, LeavesAThreadWithoutAContextWithNone) {
   if (initializes) o.device = count - 1;
   const bool gpu0_had_a_context = detail::cuda::primary_context_active(0);
   const ContextLife life = live_a_context(Backend::kokkos, o, [](ContextOptions&) {});
-  expect_thread_context_kept(life, nullptr);
+  expect_thread_context_kept(life, {});
   if (count > 1 && initializes && !gpu0_had_a_context) {
     EXPECT_EQ(life.device, count - 1);
     EXPECT_FALSE(detail::cuda::primary_context_active(0)) << "a context on GPU 0, which the process never used";
@@ -228,9 +228,52 @@ TEST(KokkosBackend, KeepsTheApplicationsOwnContext) {
   EW_SKIP_IF_UNUSABLE(Backend::kokkos);
   CUcontext mine = nullptr;
   const ContextLife life = live_a_context(Backend::kokkos, {}, [&](ContextOptions&) { mine = create_own_context(); });
-  expect_thread_context_kept(life, mine);
+  expect_thread_context_kept(life, {mine});
   ASSERT_NE(mine, nullptr);
   EXPECT_EQ(test_driver_calls().ctx_destroy(mine), CUDA_SUCCESS);
+}
+
+// Two contexts of the application's on the thread's stack: both stay, in their order, through
+// a context's creation (where Kokkos may initialize and its instance starts) and every call.
+TEST(KokkosBackend, KeepsTheApplicationsContextStack) {
+  EW_SKIP_IF_UNUSABLE(Backend::kokkos);
+  CUcontext below = nullptr, top = nullptr;
+  const ContextLife life = live_a_context(Backend::kokkos, {}, [&](ContextOptions&) {
+    below = create_own_context();
+    top = create_own_context();
+  });
+  expect_thread_context_kept(life, {top, below});
+  for (CUcontext c : {top, below})
+    if (c) EXPECT_EQ(test_driver_calls().ctx_destroy(c), CUDA_SUCCESS);
+}
+
+// Kokkos launches and allocates on its GPU's primary context whatever the stream: a stream of
+// the application's own context is refused, with the reason, before anything runs.
+TEST(KokkosBackend, RefusesAStreamOfAnotherContext) {
+  EW_SKIP_IF_UNUSABLE(Backend::kokkos);
+  const ContextLife none = live_a_context(Backend::kokkos, {}, [](ContextOptions&) {});  // Kokkos initialized
+  ASSERT_EQ(none.error, "");
+  std::string refused;
+  std::thread([&] {
+    try {
+      const CUcontext mine = create_own_context();
+      cudaStream_t stream = nullptr;
+      if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess)
+        throw std::runtime_error("cudaStreamCreate failed");
+      ContextOptions o;
+      o.stream = stream;
+      try {
+        Context ctx(Backend::kokkos, o);
+      } catch (const Error& e) {
+        if (e.code() == Errc::invalid_argument) refused = e.what();
+      }
+      test_driver_calls().ctx_destroy(mine);
+    } catch (const std::exception& e) {
+      refused = std::string("set-up failed: ") + e.what();
+    }
+  }).join();
+  EXPECT_NE(refused.find("ContextOptions::stream belongs to a CUDA context other than GPU"), std::string::npos)
+      << refused;
 }
 
 // On a machine of two GPUs, Kokkos on the first: a thread with the other GPU current keeps its
@@ -248,14 +291,14 @@ TEST(KokkosBackend, KeepsTheThreadsGpuAndRunsOnItsOwn) {
     others = current_context();
   });
   if (life.device == other) GTEST_SKIP() << "Kokkos runs on GPU " << other << ", the one this test makes current";
-  expect_thread_context_kept(life, others);
+  expect_thread_context_kept(life, {others});
   EXPECT_EQ(life.device_after, std::vector<int>(context_steps().size(), other));
 
   const ContextLife none = live_a_context(Backend::kokkos, {}, [&](ContextOptions&) {
     if (cudaSetDevice(other) != cudaSuccess) throw std::runtime_error("cudaSetDevice failed");
     detail::cuda::driver_context_calls().set_current(nullptr);
   });
-  expect_thread_context_kept(none, nullptr);
+  expect_thread_context_kept(none, {});
   EXPECT_EQ(none.device_after, std::vector<int>(context_steps().size(), other));
 }
 #endif

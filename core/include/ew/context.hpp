@@ -14,7 +14,8 @@ class BackendImpl;
 
 struct ContextOptions {
   int device = -1;             // GPU index; -1: EW_DEVICE, else 0
-  void* stream = nullptr;      // a caller's cudaStream_t to borrow; null: the context owns one
+  void* stream = nullptr;      // a caller's cudaStream_t to borrow (it must outlive the context);
+                               // null: the context owns one
   int threads = 0;             // CPU backends: worker threads; 0: all hardware threads
   std::size_t staging_bytes = 0;  // CUDA host-resident pipeline staging limit; 0: the default
   // Several GPUs in one context (cuda): one stream each; host-resident and managed operands
@@ -32,9 +33,10 @@ struct ContextOptions {
 // (a context's creation and destruction, Buffers, ops, waits) changes the calling thread's
 // CUDA context: the one it had is current again after the call, and a thread that had none
 // keeps none, so no call creates a context on a GPU the application does not use
-// (docs/multigpu.md, MPI). (On kokkos, a thread with no context may find Kokkos' GPU as the
-// device the runtime falls back on: docs/kokkos.md.) A borrowed `stream`'s calls run in the
-// stream's own context.
+// (docs/multigpu.md, MPI). (On kokkos, the device the runtime falls back on where no context
+// is current may become Kokkos' GPU: docs/kokkos.md.) On cuda a borrowed `stream`'s calls run
+// in the stream's own context; kokkos refuses a stream of a context other than its GPU's
+// primary one.
 class Context {
  public:
   explicit Context(Backend backend = Backend::automatic, const ContextOptions& options = {});
