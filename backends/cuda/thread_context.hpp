@@ -34,11 +34,8 @@ inline void* driver_function(const char* name) noexcept {
 #else
   const cudaError_t e = cudaGetDriverEntryPoint(name, &f, cudaEnableDefault, &found);
 #endif
-  if (e != cudaSuccess || found != cudaDriverEntryPointSuccess || !f) {
-    cudaGetLastError();
-    return nullptr;
-  }
-  return f;
+  if (e != cudaSuccess) cudaGetLastError();  // only an error of this query: never the application's
+  return e == cudaSuccess && found == cudaDriverEntryPointSuccess ? f : nullptr;
 }
 
 // The driver's context calls. `missing` names the first one the runtime could not hand out.
@@ -105,13 +102,14 @@ inline bool primary_context_active(int device) noexcept {
          calls.primary_state(handle, &flags, &active) == CUDA_SUCCESS && active != 0;
 }
 
-// GPU `device`'s primary context, null where it cannot be had. Not held: for contexts the
-// runtime already holds (a GPU that Kokkos runs on).
+// GPU `device`'s primary context, null where it does not exist (retaining it would create it,
+// and the release right after destroy it: the handle would name a context that is gone) or
+// cannot be had. Not held: for contexts the runtime already holds (a GPU that Kokkos runs on).
 inline CUcontext primary_context_of(int device) noexcept {
   const DriverContextCalls& calls = driver_context_calls();
   CUdevice handle = 0;
   CUcontext context = nullptr;
-  if (calls.missing || calls.device_get(&handle, device) != CUDA_SUCCESS ||
+  if (!primary_context_active(device) || calls.device_get(&handle, device) != CUDA_SUCCESS ||
       calls.primary_retain(&context, handle) != CUDA_SUCCESS)
     return nullptr;
   calls.primary_release(handle);

@@ -221,7 +221,13 @@ class KokkosBackend final : public BackendImpl {
 
   Exec make_exec() const {
 #ifdef KOKKOS_ENABLE_CUDA
-    if constexpr (on_cuda) return Kokkos::Cuda(stream_.get());  // one instance per context, reused
+    if constexpr (on_cuda) {
+      // With Kokkos' GPU current: an instance starts in its stream's context (cuStreamGetCtx),
+      // which for the default streams' handles is the thread's current one, and create() runs
+      // with none. The context Kokkos pushes and never pops goes with the scope.
+      const KokkosDeviceScope on_kokkos_gpu(gpu_.get(), "kokkos backend");
+      return Kokkos::Cuda(stream_.get());  // one instance per context, reused
+    }
 #endif
     return Exec();
   }

@@ -254,9 +254,10 @@ TEST(KokkosBackend, RefusesAStreamOfAnotherContext) {
   const ContextLife none = live_a_context(Backend::kokkos, {}, [](ContextOptions&) {});  // Kokkos initialized
   ASSERT_EQ(none.error, "");
   std::string refused;
+  CUcontext mine = nullptr, after = nullptr;
   std::thread([&] {
     try {
-      const CUcontext mine = create_own_context();
+      mine = create_own_context();
       cudaStream_t stream = nullptr;
       if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess)
         throw std::runtime_error("cudaStreamCreate failed");
@@ -267,6 +268,8 @@ TEST(KokkosBackend, RefusesAStreamOfAnotherContext) {
       } catch (const Error& e) {
         if (e.code() == Errc::invalid_argument) refused = e.what();
       }
+      after = current_context();  // the refusal threw through the creation's scopes
+      cudaStreamDestroy(stream);
       test_driver_calls().ctx_destroy(mine);
     } catch (const std::exception& e) {
       refused = std::string("set-up failed: ") + e.what();
@@ -274,6 +277,18 @@ TEST(KokkosBackend, RefusesAStreamOfAnotherContext) {
   }).join();
   EXPECT_NE(refused.find("ContextOptions::stream belongs to a CUDA context other than GPU"), std::string::npos)
       << refused;
+  EXPECT_NE(mine, nullptr);
+  EXPECT_EQ(after, mine) << "the thread's own context after the refused creation";
+}
+
+// The per-thread default stream's handle has no context of its own (the driver answers with the
+// thread's current one): a context on it, created on a thread without a context, starts Kokkos'
+// instance in Kokkos' GPU's primary context, and runs there.
+TEST(KokkosBackend, RunsOnThePerThreadDefaultStream) {
+  EW_SKIP_IF_UNUSABLE(Backend::kokkos);
+  const ContextLife life =
+      live_a_context(Backend::kokkos, {}, [](ContextOptions& o) { o.stream = static_cast<void*>(cudaStreamPerThread); });
+  expect_thread_context_kept(life, {});
 }
 
 // On a machine of two GPUs, Kokkos on the first: a thread with the other GPU current keeps its
