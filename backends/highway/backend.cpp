@@ -50,16 +50,12 @@ std::size_t last_level_cache_bytes() {
   return std::size_t(32) << 20;
 }
 
-// Read once, on first use: loading the library touches no sysfs.
 // Streaming stores from an eighth of the last-level cache: that cache is shared by every
 // core of the socket (on a VM, with other guests too), and a cold output that size already
 // pays a read-for-ownership per line. On a 16-core Xeon VM with a 300 MiB LLC, an add of
 // 2^24 floats (64 MiB output) from DRAM ran at 83 GB/s with normal stores, 58 % of the
 // ceiling (docs/performance/cpu.md).
-Tuning default_tuning() {
-  static const std::size_t llc = last_level_cache_bytes();
-  return {llc / 8, default_parallel_threshold_bytes};
-}
+Tuning default_tuning() { return {last_level_cache() / 8, default_parallel_threshold_bytes}; }
 
 std::atomic<std::size_t>& streaming_bytes() {
   static std::atomic<std::size_t> bytes{default_tuning().streaming_bytes};
@@ -89,6 +85,12 @@ void run_typed(const OpCall& c, int threads) {
 }
 
 }  // namespace
+
+std::size_t last_level_cache() {
+  // Read once, on first use: loading the library touches no sysfs.
+  static const std::size_t bytes = last_level_cache_bytes();
+  return bytes;
+}
 
 Tuning tuning() { return {streaming_bytes().load(), parallel_threshold_bytes()}; }
 

@@ -15,6 +15,10 @@ struct Tuning {
   std::size_t parallel_bytes;
 };
 
+// The size of the largest cache of the first CPU (sysfs, then sysconf, then 32 MiB), read
+// once. Beyond it an array streams from DRAM.
+std::size_t last_level_cache();
+
 Tuning tuning();
 // Replaces the tuning for every context (tests lower the thresholds to reach the
 // streaming and threaded paths with small arrays); reset_tuning() restores the defaults.
@@ -23,5 +27,11 @@ void reset_tuning();
 
 // How many op calls took the streaming-store path so far (lets a test assert it ran).
 std::size_t streaming_calls();
+
+// Reductions over f64 inputs larger than this many bytes read their rows with a software
+// prefetch (reduce.cc says why). Default: last_level_cache(). Tests lower it to run that path
+// on small arrays.
+std::size_t f64_prefetch_bytes();
+void set_f64_prefetch_bytes(std::size_t bytes);
 
 }  // namespace ew::detail::highway

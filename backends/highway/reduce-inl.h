@@ -30,31 +30,8 @@ using plan::Kind;
 
 // At most 32 doubles a vector: N divides the lane count on every target.
 using D64 = hn::CappedTag<double, plan::lanes>;
-// A software prefetch of each row, a line per 64 bytes, this far ahead, where the widening to
-// the plan's doubles leaves the hardware prefetchers short (docs/reductions.md):
-// - 16-bit data, always: one core's stream from DRAM ran at 7 GB/s without, 11 GB/s with;
-// - f32 on Intel cores: on the 2-core Xeon CI machine f32 sum and dot read 0.79-0.96x the
-//   OpenMP loop at 2^22..2^26 without, 0.95-1.02x with; on the 16-core Xeon host highway's
-//   f32 GB/s at 2^25..2^26 rose 12-45 %. Not on AMD cores: on an EPYC the sums and dots ran
-//   10-25 % slower with it at 2^22..2^24 (one core), from DRAM no difference;
-// - f64, never: the 16-core Xeon's f64 sum lost 5-17 % with it, the EPYC's too.
+// How far ahead a row is prefetched, where the caller asks for it (reduce.cc says where).
 constexpr std::size_t prefetch_bytes = 2048;
-
-template <class T>
-bool PrefetchRows() {
-  if constexpr (is_storage16_v<T>) {
-    return true;
-  } else if constexpr (sizeof(T) == 8) {
-    return false;
-  } else {
-#if HWY_ARCH_X86 && (defined(__GNUC__) || defined(__clang__))
-    static const bool intel = __builtin_cpu_is("intel");
-    return intel;
-#else
-    return false;
-#endif
-  }
-}
 
 template <class T>
 HWY_INLINE hn::Vec<D64> LoadAsDouble(const T* p) {
@@ -191,11 +168,12 @@ HWY_INLINE bool BlockPartials(const T* x, const T* y, std::size_t count, double*
   return true;
 }
 
-// Partials of blocks [first, last) of an n-element reduction, block b at partials[b w].
+// Partials of blocks [first, last) of an n-element reduction, block b at partials[b w]; with
+// `prefetch`, each row's lines are prefetched prefetch_bytes ahead.
 template <Kind kind, class T>
-void BlocksPartials(const T* x, const T* y, std::size_t n, std::size_t first, std::size_t last, double* partials) {
+void BlocksPartials(const T* x, const T* y, std::size_t n, std::size_t first, std::size_t last, double* partials,
+                    bool prefetch) {
   constexpr int w = kind == Kind::norm2 && sizeof(T) == 8 ? 3 : 1;
-  const bool prefetch = PrefetchRows<T>();
   for (std::size_t b = first; b < last; ++b) {
     const std::size_t begin = b * plan::block_elements;
     const std::size_t count = n - begin < plan::block_elements ? n - begin : plan::block_elements;
@@ -212,12 +190,12 @@ void BlocksPartials(const T* x, const T* y, std::size_t n, std::size_t first, st
 
 template <class T>
 void BlocksPartialsAny(Kind kind, const T* x, const T* y, std::size_t n, std::size_t first, std::size_t last,
-                       double* partials) {
+                       double* partials, bool prefetch) {
   switch (kind) {
-    case Kind::sum: return BlocksPartials<Kind::sum, T>(x, y, n, first, last, partials);
-    case Kind::asum: return BlocksPartials<Kind::asum, T>(x, y, n, first, last, partials);
-    case Kind::dot: return BlocksPartials<Kind::dot, T>(x, y, n, first, last, partials);
-    default: return BlocksPartials<Kind::norm2, T>(x, y, n, first, last, partials);
+    case Kind::sum: return BlocksPartials<Kind::sum, T>(x, y, n, first, last, partials, prefetch);
+    case Kind::asum: return BlocksPartials<Kind::asum, T>(x, y, n, first, last, partials, prefetch);
+    case Kind::dot: return BlocksPartials<Kind::dot, T>(x, y, n, first, last, partials, prefetch);
+    default: return BlocksPartials<Kind::norm2, T>(x, y, n, first, last, partials, prefetch);
   }
 }
 
@@ -305,21 +283,21 @@ void BlocksExtremum(bool is_min, const T* x, std::size_t n, std::size_t first, s
   }
 }
 
-void ReducePartialsF32(Kind kind, const float* x, const float* y, std::size_t n, std::size_t first, std::size_t last,
-                       double* partials) {
-  BlocksPartialsAny<float>(kind, x, y, n, first, last, partials);
+void ReducePartialsF32(Kind kind, const float* x, const float* y, std::size_t n, std::size_t first,
+                      std::size_t last, double* partials, bool prefetch) {
+  BlocksPartialsAny<float>(kind, x, y, n, first, last, partials, prefetch);
 }
 void ReducePartialsF64(Kind kind, const double* x, const double* y, std::size_t n, std::size_t first,
-                       std::size_t last, double* partials) {
-  BlocksPartialsAny<double>(kind, x, y, n, first, last, partials);
+                      std::size_t last, double* partials, bool prefetch) {
+  BlocksPartialsAny<double>(kind, x, y, n, first, last, partials, prefetch);
 }
-void ReducePartialsF16(Kind kind, const half* x, const half* y, std::size_t n, std::size_t first, std::size_t last,
-                       double* partials) {
-  BlocksPartialsAny<half>(kind, x, y, n, first, last, partials);
+void ReducePartialsF16(Kind kind, const half* x, const half* y, std::size_t n, std::size_t first,
+                      std::size_t last, double* partials, bool prefetch) {
+  BlocksPartialsAny<half>(kind, x, y, n, first, last, partials, prefetch);
 }
 void ReducePartialsBF16(Kind kind, const bfloat16* x, const bfloat16* y, std::size_t n, std::size_t first,
-                        std::size_t last, double* partials) {
-  BlocksPartialsAny<bfloat16>(kind, x, y, n, first, last, partials);
+                       std::size_t last, double* partials, bool prefetch) {
+  BlocksPartialsAny<bfloat16>(kind, x, y, n, first, last, partials, prefetch);
 }
 void ExtremumBlocksF16(bool is_min, const half* x, std::size_t n, std::size_t first, std::size_t last,
                        double* values, std::uint64_t* indices) {

@@ -9,8 +9,10 @@
 #include "reduce-inl.h"
 
 #if HWY_ONCE
+#include <atomic>
 #include <vector>
 
+#include "backend.hpp"
 #include "reduce.hpp"
 #include "team.hpp"
 
@@ -27,21 +29,56 @@ HWY_EXPORT(ExtremumBlocksBF16);
 
 namespace {
 
+std::atomic<std::size_t>& f64_prefetch_threshold() {
+  static std::atomic<std::size_t> bytes{last_level_cache()};
+  return bytes;
+}
+
+// Whether the rows of an n-element reduction are prefetched (reduce-inl.h: each row's lines
+// 2 KiB ahead), where the hardware prefetchers alone leave a core's stream short of what the
+// widening to the plan's doubles can take (docs/reductions.md has the A/B runs):
+// - 16-bit data, always: one core's stream from DRAM ran at 7 GB/s without, 11 GB/s with;
+// - f32 on Intel cores: on the 2-core Xeon CI machine f32 sum and dot read 0.79-0.96x the
+//   OpenMP loop at 2^22..2^26 without, 0.95-1.02x with; on the 16-core Xeon host highway's
+//   f32 GB/s at 2^25..2^26 rose 12-45 %. Not on AMD cores: on the 2-core EPYC of 2026-11-23
+//   the sums and dots ran 10-25 % slower with it at 2^22..2^24 (one core), from DRAM no
+//   difference, and on the Zen 5 CI machine it changed no median beyond the runs' noise;
+// - f64 where an input is larger than the last-level cache, a stream from DRAM: on the
+//   2-core Zen 5 EPYC CI machine the f64 sum's GB/s rose 6-18 % at 9 of 12 points from
+//   2^23 (64 MiB) to 2^26 in three series, the other three within 3 %; the 16-core Xeon's
+//   f64 sum lost 5-17 % with it at 2^22..2^25, inside its 300 MiB cache, and gained 5 % at
+//   2^26, beyond it.
+template <class T>
+bool prefetch_rows(std::size_t n) {
+  if constexpr (is_storage16_v<T>) {
+    return true;
+  } else if constexpr (sizeof(T) == 8) {
+    return n * sizeof(T) > f64_prefetch_bytes();
+  } else {
+#if HWY_ARCH_X86 && (defined(__GNUC__) || defined(__clang__))
+    static const bool intel = __builtin_cpu_is("intel");
+    return intel;
+#else
+    return false;
+#endif
+  }
+}
+
 void partials(plan::Kind kind, const float* x, const float* y, std::size_t n, std::size_t first, std::size_t last,
               double* out) {
-  HWY_DYNAMIC_DISPATCH(ReducePartialsF32)(kind, x, y, n, first, last, out);
+  HWY_DYNAMIC_DISPATCH(ReducePartialsF32)(kind, x, y, n, first, last, out, prefetch_rows<float>(n));
 }
 void partials(plan::Kind kind, const double* x, const double* y, std::size_t n, std::size_t first, std::size_t last,
               double* out) {
-  HWY_DYNAMIC_DISPATCH(ReducePartialsF64)(kind, x, y, n, first, last, out);
+  HWY_DYNAMIC_DISPATCH(ReducePartialsF64)(kind, x, y, n, first, last, out, prefetch_rows<double>(n));
 }
 void partials(plan::Kind kind, const half* x, const half* y, std::size_t n, std::size_t first, std::size_t last,
               double* out) {
-  HWY_DYNAMIC_DISPATCH(ReducePartialsF16)(kind, x, y, n, first, last, out);
+  HWY_DYNAMIC_DISPATCH(ReducePartialsF16)(kind, x, y, n, first, last, out, prefetch_rows<half>(n));
 }
 void partials(plan::Kind kind, const bfloat16* x, const bfloat16* y, std::size_t n, std::size_t first,
               std::size_t last, double* out) {
-  HWY_DYNAMIC_DISPATCH(ReducePartialsBF16)(kind, x, y, n, first, last, out);
+  HWY_DYNAMIC_DISPATCH(ReducePartialsBF16)(kind, x, y, n, first, last, out, prefetch_rows<bfloat16>(n));
 }
 void extrema(bool is_min, const half* x, std::size_t n, std::size_t first, std::size_t last, double* values,
              std::uint64_t* indices) {
@@ -98,6 +135,9 @@ ReduceResult run_typed(const ReduceCall& c, int threads) {
 }
 
 }  // namespace
+
+std::size_t f64_prefetch_bytes() { return f64_prefetch_threshold().load(std::memory_order_relaxed); }
+void set_f64_prefetch_bytes(std::size_t bytes) { f64_prefetch_threshold().store(bytes, std::memory_order_relaxed); }
 
 ReduceResult run_reduce(const ReduceCall& call, int threads) {
   switch (call.dtype) {

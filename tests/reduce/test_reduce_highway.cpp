@@ -6,6 +6,7 @@
 
 #include <tuple>
 
+#include "backend.hpp"
 #include "reduce_support.hpp"
 #include "team.hpp"
 
@@ -27,8 +28,10 @@ class ReduceHighway : public testing::TestWithParam<Param> {
   void TearDown() override {
     hwy::SetSupportedTargetsForTest(0);
     hw::set_parallel_threshold_bytes(saved_);
+    hw::set_f64_prefetch_bytes(saved_prefetch_);
   }
   std::size_t saved_ = 0;
+  std::size_t saved_prefetch_ = hw::f64_prefetch_bytes();
 };
 
 template <class T>
@@ -53,6 +56,17 @@ TEST_P(ReduceHighway, SameBitsAsScalarOnEveryTargetAndThreadCount) {
   check<double>(ctx, ref, 100003);
   check<half>(ctx, ref, 100003);
   check<bfloat16>(ctx, ref, 100003);
+}
+
+// f64 rows are prefetched only from inputs larger than the last-level cache: here from any
+// input, so that the prefetching path gives its bits on every target at sizes a test affords.
+TEST_P(ReduceHighway, F64RowsPrefetchedGiveTheSameBits) {
+  ContextOptions options;
+  options.threads = std::get<1>(GetParam());
+  Context ctx(Backend::highway, options);
+  Context ref(Backend::scalar);
+  hw::set_f64_prefetch_bytes(0);
+  check<double>(ctx, ref, 100003);
 }
 
 INSTANTIATE_TEST_SUITE_P(highway, ReduceHighway,
