@@ -4,13 +4,13 @@
 // accumulates in the data's type (fast, not reproducible: its bits change with the thread
 // count) and one that accumulates in double (what the library computes, without its
 // fixed tree: the reproducibility cost). GB/s counts every input read once. Each figure
-// is the median of --reps calls after a warm-up call, each method's calls back to back
-// (the thread pools of OpenMP and of the library spin a while after a call: alternating
-// methods call by call would slow whichever comes second), and a pause before each
-// method's calls, longer than those spins: on 2 cores the OpenMP worker still spinning
-// after the first-touch loop shared a core with the library's second thread and halved
-// its figures at 2^22.
-//   ew-reduce-bench [--sizes 18..26] [--reps 21]
+// is the median of --rounds x --reps calls: in each round every method makes a warm-up call
+// and --reps calls back to back (the thread pools of OpenMP and of the library spin a while
+// after a call: alternating methods call by call would slow whichever comes second), after a
+// pause longer than those spins (on 2 cores the OpenMP worker still spinning after the
+// first-touch loop shared a core with the library's second thread and halved its figures at
+// 2^22); each round starts with the next method, so that no method always runs first.
+//   ew-reduce-bench [--sizes 18..26] [--reps 21] [--rounds 3]
 #include <omp.h>
 
 #include <algorithm>
@@ -40,7 +40,7 @@ struct Method {
 };
 
 template <class T>
-void run(const char* dtype, bool dot, std::size_t n, int reps) {
+void run(const char* dtype, bool dot, std::size_t n, int reps, int rounds) {
   std::vector<T> x(n), y(n);
 #pragma omp parallel for schedule(static)
   for (std::size_t i = 0; i < n; ++i) {  // first touch by the threads that read them
@@ -61,15 +61,17 @@ void run(const char* dtype, bool dot, std::size_t n, int reps) {
   for (const ew::bench::ReducePeer& p : ew::bench::cpu_reduce_peers())
     if (p.supports(r, ew::dtype_v<T>, n))
       methods.push_back({p.name, [&, p, r] { return p.run(r, ew::dtype_v<T>, n, x.data(), y.data(), nullptr); }, {}});
-  for (auto& m : methods) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    sink = m.call();
-    for (int r = 0; r < reps; ++r) {
-      const auto t0 = Clock::now();
+  for (int round = 0; round < rounds; ++round)
+    for (std::size_t k = 0; k < methods.size(); ++k) {
+      Method& m = methods[(k + static_cast<std::size_t>(round)) % methods.size()];
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
       sink = m.call();
-      m.seconds.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+      for (int r = 0; r < reps; ++r) {
+        const auto t0 = Clock::now();
+        sink = m.call();
+        m.seconds.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+      }
     }
-  }
   const double bytes = static_cast<double>(n) * sizeof(T) * (dot ? 2 : 1);
   double omp_gbs = 0;
   std::vector<double> gbs;
@@ -87,25 +89,27 @@ void run(const char* dtype, bool dot, std::size_t n, int reps) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int lo = 18, hi = 26, reps = 21;
+  int lo = 18, hi = 26, reps = 21, rounds = 3;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--sizes" && i + 1 < argc && std::sscanf(argv[i + 1], "%d..%d", &lo, &hi) == 2 && lo >= 0 && hi <= 32 && lo <= hi) {
       ++i;
     } else if (a == "--reps" && i + 1 < argc && (reps = std::atoi(argv[i + 1])) > 0) {
       ++i;
+    } else if (a == "--rounds" && i + 1 < argc && (rounds = std::atoi(argv[i + 1])) > 0) {
+      ++i;
     } else {
-      std::fprintf(stderr, "usage: ew-reduce-bench [--sizes LO..HI (log2, 0..32)] [--reps N]\n");
+      std::fprintf(stderr, "usage: ew-reduce-bench [--sizes LO..HI (log2, 0..32)] [--reps N] [--rounds N]\n");
       return a == "--help" ? 0 : 2;
     }
   }
-  std::printf("ew-reduce-bench: %d OpenMP threads; highway: %s\n", omp_get_max_threads(),
+  std::printf("ew-reduce-bench: %d OpenMP threads; %d rounds of %d calls; highway: %s\n", omp_get_max_threads(), rounds, reps,
               ew::backend_status(ew::Backend::highway).detail.c_str());
   for (int e = lo; e <= hi; ++e) {
     const std::size_t n = std::size_t(1) << e;
     for (bool dot : {false, true}) {
-      run<float>("f32", dot, n, reps);
-      run<double>("f64", dot, n, reps);
+      run<float>("f32", dot, n, reps, rounds);
+      run<double>("f64", dot, n, reps, rounds);
     }
   }
 }
