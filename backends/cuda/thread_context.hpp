@@ -109,7 +109,10 @@ inline CUcontext primary_context_of(int device) noexcept {
   const DriverContextCalls& calls = driver_context_calls();
   CUdevice handle = 0;
   CUcontext context = nullptr;
-  if (!primary_context_active(device) || calls.device_get(&handle, device) != CUDA_SUCCESS ||
+  unsigned int flags = 0;
+  int active = 0;
+  if (calls.missing || calls.device_get(&handle, device) != CUDA_SUCCESS ||
+      calls.primary_state(handle, &flags, &active) != CUDA_SUCCESS || !active ||
       calls.primary_retain(&context, handle) != CUDA_SUCCESS)
     return nullptr;
   calls.primary_release(handle);

@@ -28,10 +28,12 @@ void reset_tuning();
 // How many op calls took the streaming-store path so far (lets a test assert it ran).
 std::size_t streaming_calls();
 
-// Reductions over f64 inputs larger than this many bytes read their rows with a software
-// prefetch (reduce.cc says why). Default: last_level_cache(). Tests lower it to run that path
-// on small arrays.
+// Reductions whose f64 inputs (all of them: both arrays of a dot) are larger than this many
+// bytes read their rows with a software prefetch (reduce.cc says why). Default:
+// last_level_cache(). Tests lower it to run that path on small arrays.
 std::size_t f64_prefetch_bytes();
 void set_f64_prefetch_bytes(std::size_t bytes);
+// How many reductions took the prefetching path so far (lets a test assert it ran).
+std::size_t prefetched_reductions();
 
 }  // namespace ew::detail::highway

@@ -33,27 +33,28 @@ std::atomic<std::size_t>& f64_prefetch_threshold() {
   static std::atomic<std::size_t> bytes{last_level_cache()};
   return bytes;
 }
+std::atomic<std::size_t> prefetched{0};
 
-// Whether the rows of an n-element reduction are prefetched (reduce-inl.h: each row's lines
-// 2 KiB ahead), where the hardware prefetchers alone leave a core's stream short of what the
-// widening to the plan's doubles can take (docs/reductions.md has the A/B runs):
+// Whether a reduction reading `bytes` of input prefetches its rows (reduce-inl.h: each row's
+// lines 2 KiB ahead), where the hardware prefetchers alone leave a core's stream short
+// (docs/reductions.md has the A/B runs):
 // - 16-bit data, always: one core's stream from DRAM ran at 7 GB/s without, 11 GB/s with;
 // - f32 on Intel cores: on the 2-core Xeon CI machine f32 sum and dot read 0.79-0.96x the
 //   OpenMP loop at 2^22..2^26 without, 0.95-1.02x with; on the 16-core Xeon host highway's
 //   f32 GB/s at 2^25..2^26 rose 12-45 %. Not on AMD cores: on the 2-core EPYC of 2026-11-23
 //   the sums and dots ran 10-25 % slower with it at 2^22..2^24 (one core), from DRAM no
-//   difference, and on the Zen 5 CI machine it changed no median beyond the runs' noise;
-// - f64 where an input is larger than the last-level cache, a stream from DRAM: on the
-//   2-core Zen 5 EPYC CI machine the f64 sum's GB/s rose 6-18 % at 9 of 12 points from
-//   2^23 (64 MiB) to 2^26 in three series, the other three within 3 %; the 16-core Xeon's
-//   f64 sum lost 5-17 % with it at 2^22..2^25, inside its 300 MiB cache, and gained 5 % at
-//   2^26, beyond it.
+//   difference; on the Zen 5 CI machine its f32 GB/s moved -10 to +22 %, no direction;
+// - f64 where the inputs are larger than the last-level cache (they stream from DRAM): on the
+//   16-core Xeon the f64 sum lost 5-17 % with it at 2^22..2^25, inside its 300 MiB cache, and
+//   gained 5 % at 2^26, beyond it; on the Zen 5 CI machine the f64 sum's GB/s from DRAM rose
+//   at 12 of 12 points of three series (+0.4 to +18 %, median +7 %), where unchanged f32 code
+//   moved -13 to +15 % between the same builds.
 template <class T>
-bool prefetch_rows(std::size_t n) {
+bool prefetch_rows(std::size_t bytes) {
   if constexpr (is_storage16_v<T>) {
     return true;
   } else if constexpr (sizeof(T) == 8) {
-    return n * sizeof(T) > f64_prefetch_bytes();
+    return bytes > f64_prefetch_bytes();
   } else {
 #if HWY_ARCH_X86 && (defined(__GNUC__) || defined(__clang__))
     static const bool intel = __builtin_cpu_is("intel");
@@ -65,20 +66,20 @@ bool prefetch_rows(std::size_t n) {
 }
 
 void partials(plan::Kind kind, const float* x, const float* y, std::size_t n, std::size_t first, std::size_t last,
-              double* out) {
-  HWY_DYNAMIC_DISPATCH(ReducePartialsF32)(kind, x, y, n, first, last, out, prefetch_rows<float>(n));
+              double* out, bool prefetch) {
+  HWY_DYNAMIC_DISPATCH(ReducePartialsF32)(kind, x, y, n, first, last, out, prefetch);
 }
 void partials(plan::Kind kind, const double* x, const double* y, std::size_t n, std::size_t first, std::size_t last,
-              double* out) {
-  HWY_DYNAMIC_DISPATCH(ReducePartialsF64)(kind, x, y, n, first, last, out, prefetch_rows<double>(n));
+              double* out, bool prefetch) {
+  HWY_DYNAMIC_DISPATCH(ReducePartialsF64)(kind, x, y, n, first, last, out, prefetch);
 }
 void partials(plan::Kind kind, const half* x, const half* y, std::size_t n, std::size_t first, std::size_t last,
-              double* out) {
-  HWY_DYNAMIC_DISPATCH(ReducePartialsF16)(kind, x, y, n, first, last, out, prefetch_rows<half>(n));
+              double* out, bool prefetch) {
+  HWY_DYNAMIC_DISPATCH(ReducePartialsF16)(kind, x, y, n, first, last, out, prefetch);
 }
 void partials(plan::Kind kind, const bfloat16* x, const bfloat16* y, std::size_t n, std::size_t first,
-              std::size_t last, double* out) {
-  HWY_DYNAMIC_DISPATCH(ReducePartialsBF16)(kind, x, y, n, first, last, out, prefetch_rows<bfloat16>(n));
+              std::size_t last, double* out, bool prefetch) {
+  HWY_DYNAMIC_DISPATCH(ReducePartialsBF16)(kind, x, y, n, first, last, out, prefetch);
 }
 void extrema(bool is_min, const half* x, std::size_t n, std::size_t first, std::size_t last, double* values,
              std::uint64_t* indices) {
@@ -126,9 +127,11 @@ ReduceResult run_typed(const ReduceCall& c, int threads) {
     return best;
   }
   const bool f64 = sizeof(T) == 8;
+  const bool prefetch = prefetch_rows<T>(n * sizeof(T) * (y ? 2 : 1));
+  if (prefetch) prefetched.fetch_add(1, std::memory_order_relaxed);
   std::vector<double> out(blocks * static_cast<std::size_t>(plan::width(c.kind, f64)));
   for_each_block(threads, x, n, [&](std::size_t first, std::size_t last) {
-    partials(c.kind, x, y, n, first, last, out.data());
+    partials(c.kind, x, y, n, first, last, out.data(), prefetch);
   });
   if (c.node) return {plan::pair_tree(out.data(), blocks), 0};
   return {plan::finish_partials(c.kind, f64, out.data(), blocks), 0};
@@ -138,6 +141,7 @@ ReduceResult run_typed(const ReduceCall& c, int threads) {
 
 std::size_t f64_prefetch_bytes() { return f64_prefetch_threshold().load(std::memory_order_relaxed); }
 void set_f64_prefetch_bytes(std::size_t bytes) { f64_prefetch_threshold().store(bytes, std::memory_order_relaxed); }
+std::size_t prefetched_reductions() { return prefetched.load(std::memory_order_relaxed); }
 
 ReduceResult run_reduce(const ReduceCall& call, int threads) {
   switch (call.dtype) {

@@ -60,13 +60,28 @@ TEST_P(ReduceHighway, SameBitsAsScalarOnEveryTargetAndThreadCount) {
 
 // f64 rows are prefetched only from inputs larger than the last-level cache: here from any
 // input, so that the prefetching path gives its bits on every target at sizes a test affords.
+// The threshold counts every input's bytes, and an input of exactly that size is not prefetched.
 TEST_P(ReduceHighway, F64RowsPrefetchedGiveTheSameBits) {
   ContextOptions options;
   options.threads = std::get<1>(GetParam());
   Context ctx(Backend::highway, options);
   Context ref(Backend::scalar);
   hw::set_f64_prefetch_bytes(0);
+  const std::size_t before = hw::prefetched_reductions();
   check<double>(ctx, ref, 100003);
+  EXPECT_GT(hw::prefetched_reductions(), before);
+
+  const std::vector<double> x = random_vector<double>(B), y = random_vector<double>(B);
+  hw::set_f64_prefetch_bytes(B * sizeof(double));
+  const auto prefetched_by = [&](auto call) {
+    const std::size_t from = hw::prefetched_reductions();
+    call();
+    return hw::prefetched_reductions() - from;
+  };
+  EXPECT_EQ(prefetched_by([&] { sum<double>(ctx, Span<const double>(x.data(), B)); }), 0u);
+  EXPECT_EQ(prefetched_by([&] { dot<double>(ctx, Span<const double>(x.data(), B), Span<const double>(y.data(), B)); }), 1u);
+  hw::set_f64_prefetch_bytes(hw::last_level_cache());
+  EXPECT_EQ(prefetched_by([&] { sum<double>(ctx, Span<const double>(x.data(), B)); }), 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(highway, ReduceHighway,
