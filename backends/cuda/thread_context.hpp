@@ -91,31 +91,32 @@ inline void check_driver(CUresult r, const char* who, const char* call) {
   if (r != CUDA_SUCCESS) driver_failed(r, who, call);
 }
 
-// Whether GPU `device`'s primary context exists (created and not reset). False where the
-// driver cannot tell.
-inline bool primary_context_active(int device) noexcept {
+// GPU `device`'s handle, where its primary context exists (created and not reset); false where
+// it does not or the driver cannot tell.
+inline bool device_with_primary_context(int device, CUdevice* handle) noexcept {
   const DriverContextCalls& calls = driver_context_calls();
-  CUdevice handle = 0;
   unsigned int flags = 0;
   int active = 0;
-  return !calls.missing && calls.device_get(&handle, device) == CUDA_SUCCESS &&
-         calls.primary_state(handle, &flags, &active) == CUDA_SUCCESS && active != 0;
+  return !calls.missing && calls.device_get(handle, device) == CUDA_SUCCESS &&
+         calls.primary_state(*handle, &flags, &active) == CUDA_SUCCESS && active != 0;
+}
+
+// Whether GPU `device`'s primary context exists. False where the driver cannot tell.
+inline bool primary_context_active(int device) noexcept {
+  CUdevice handle = 0;
+  return device_with_primary_context(device, &handle);
 }
 
 // GPU `device`'s primary context, null where it does not exist (retaining it would create it,
 // and the release right after destroy it: the handle would name a context that is gone) or
 // cannot be had. Not held: for contexts the runtime already holds (a GPU that Kokkos runs on).
 inline CUcontext primary_context_of(int device) noexcept {
-  const DriverContextCalls& calls = driver_context_calls();
   CUdevice handle = 0;
   CUcontext context = nullptr;
-  unsigned int flags = 0;
-  int active = 0;
-  if (calls.missing || calls.device_get(&handle, device) != CUDA_SUCCESS ||
-      calls.primary_state(handle, &flags, &active) != CUDA_SUCCESS || !active ||
-      calls.primary_retain(&context, handle) != CUDA_SUCCESS)
+  if (!device_with_primary_context(device, &handle) ||
+      driver_context_calls().primary_retain(&context, handle) != CUDA_SUCCESS)
     return nullptr;
-  calls.primary_release(handle);
+  driver_context_calls().primary_release(handle);
   return context;
 }
 
