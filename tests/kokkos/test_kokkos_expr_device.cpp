@@ -370,7 +370,8 @@ bool queue_empty(const detail::kokkos::WalkQueue& queue) {
 // shared memory).
 TEST_F(KokkosExprLanes, WalksOnTheGpu) {
   using Gpu = Kokkos::DefaultExecutionSpace;
-  const detail::kokkos::WalkQueue queue(Gpu().cuda_device(), Gpu().cuda_stream());
+  const detail::cuda::GpuContext gpu(Gpu().cuda_device(), nullptr, "WalksOnTheGpu");  // the backend's, held
+  const detail::kokkos::WalkQueue queue(gpu.get(), Gpu().cuda_stream());
   int tile_cases = 0, lane_cases = 0;
   for (DeviceShape shape : {DeviceShape::chosen, DeviceShape::tiles}) {
     for (std::size_t n : {std::size_t(1), std::size_t(17), std::size_t(1000), std::size_t(70001)}) {
