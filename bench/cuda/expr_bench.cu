@@ -20,6 +20,7 @@
 //        ew-cuda-expr-bench --call-cost   (only the call costs: per call, host side)
 //        ew-cuda-expr-bench --variants|--all-variants [--sizes FIRST:LAST] [--csv FILE]
 //        ew-cuda-expr-bench --versus-add [--sizes FIRST:LAST] [--reps N] [--csv FILE]
+#include <filesystem>
 #include <cuda_runtime.h>
 #include <unistd.h>
 
@@ -505,7 +506,8 @@ int main(int argc, char** argv) {
       compile_ms.push_back(run_child(self, dir, constant));
       disk_ms.push_back(run_child(self, dir, constant));
     }
-    std::system(("rm -rf '" + std::string(dir) + "'").c_str());
+    std::error_code ignored;
+    std::filesystem::remove_all(dir, ignored);
     std::sort(compile_ms.begin(), compile_ms.end());
     std::sort(disk_ms.begin(), disk_ms.end());
     std::printf("\nfirst call of a new expression (x*sigmoid(x)+c, 2^10 floats), 3 processes each, median:\n"

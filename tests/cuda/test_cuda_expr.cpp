@@ -2,6 +2,7 @@
 // cuda/* cases run there too): operands in every memory space through the staging path,
 // the memory and disk caches with their timings, two processes compiling the same
 // expression at once, a missing NVRTC. Skips with the reason where cuda is unusable.
+#include <filesystem>
 #include <gtest/gtest.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -202,7 +203,7 @@ TEST_F(CudaExpr, CacheMissHitAndCorruptFileWithTimings) {
   dout.download(got.data(), n);
   for (std::size_t i = 0; i < n; ++i) ASSERT_TRUE(same_bits(got[i], want[i])) << i;
   unsetenv("EW_CACHE_DIR");
-  std::system(("rm -rf " + std::string(dir)).c_str());
+  std::filesystem::remove_all(dir);
 }
 
 // Per-call cost of a cached expression equal to add against ew::add, 2^10 elements,
@@ -273,7 +274,7 @@ TEST_F(CudaExpr, TwoProcessesCompileAtOnce) {
   // One valid file per alignment case that ran, no temporary left.
   EXPECT_EQ(std::system(("ls " + std::string(dir) + "/*.cubin >/dev/null").c_str()), 0);
   EXPECT_NE(std::system(("ls " + std::string(dir) + "/*.tmp.* >/dev/null 2>&1").c_str()), 0);
-  std::system(("rm -rf " + std::string(dir)).c_str());
+  std::filesystem::remove_all(dir);
 }
 
 // Run by ctest with EW_NVRTC=/nonexistent/libnvrtc.so.13 (CudaExprNoNvrtc in CMakeLists).

@@ -4,6 +4,7 @@
 // hit, corrupt and foreign files, two processes writing at once); a missing NVRTC and a
 // compile error give their clear errors. Runs where NVRTC can be loaded (CI has the
 // toolkit); skips with the reason elsewhere.
+#include <filesystem>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -310,7 +311,7 @@ class CudaExprCache : public ::testing::Test {
   }
   void TearDown() override {
     const std::string root = dir_.substr(0, dir_.find("/nested"));
-    std::system(("rm -rf '" + root + "'").c_str());
+    std::filesystem::remove_all(root);
   }
   std::string dir_;
 };
