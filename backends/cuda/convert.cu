@@ -182,9 +182,8 @@ cudaError_t launch_pair(std::size_t n, const From* in, To* out, const LaunchShap
   // Every resident thread (at most 2048 per SM) busy, the rest looping.
   const unsigned blocks = grid_blocks(p.groups, std::uint64_t(2048 / kThreads) * std::uint64_t(shape.sm_count));
   const bool dependent_launch = sm90_features(shape.major);
-  if (in_vector) launch_kernel(convert_kernel<From, To, true>, blocks, 0, stream, dependent_launch, p);
-  else launch_kernel(convert_kernel<From, To, false>, blocks, 0, stream, dependent_launch, p);
-  return cudaGetLastError();
+  return in_vector ? launch_kernel(convert_kernel<From, To, true>, blocks, 0, stream, dependent_launch, p)
+                   : launch_kernel(convert_kernel<From, To, false>, blocks, 0, stream, dependent_launch, p);
 }
 
 }  // namespace

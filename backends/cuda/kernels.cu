@@ -27,9 +27,8 @@ cudaError_t launch_typed(const StreamArgs<T>& p, int& blocks_per_sm, int& bulk_t
       cudaError_t e = bulk_tile_for<op, T, Store>(kBulkBytesInFlightPerSm, bulk_tile);
       if (e != cudaSuccess) return e;
     }
-    launch_kernel(bulk_kernel<op, T, Store>, bulk_blocks(p.vectors, bulk_tile), bulk_shared_bytes<op>(bulk_tile), stream,
-                  true, p, bulk_tile);
-    return cudaGetLastError();
+    return launch_kernel(bulk_kernel<op, T, Store>, bulk_blocks(p.vectors, bulk_tile), bulk_shared_bytes<op>(bulk_tile),
+                         stream, true, p, bulk_tile);
   }
   auto kernel = stream_kernel<op, T, kUnroll, Aligned, kHint>;
   if (blocks_per_sm == 0) {
@@ -38,8 +37,7 @@ cudaError_t launch_typed(const StreamArgs<T>& p, int& blocks_per_sm, int& bulk_t
     if (blocks_per_sm < 1) blocks_per_sm = 1;
   }
   const unsigned blocks = grid_blocks(p.vectors, std::uint64_t(blocks_per_sm) * shape.sm_count);
-  launch_kernel(kernel, blocks, 0, stream, hopper, p);
-  return cudaGetLastError();
+  return launch_kernel(kernel, blocks, 0, stream, hopper, p);
 }
 
 template <class T>

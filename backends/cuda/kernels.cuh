@@ -379,7 +379,9 @@ inline unsigned bulk_blocks(std::uint64_t vectors, int tile) {
   return static_cast<unsigned>(blocks < 1 ? 1 : blocks);
 }
 
-// Launches with programmatic dependent launch where the GPU has it (sm_90+).
+// Launches with programmatic dependent launch where the GPU has it (sm_90+). The launch's own
+// status, never cudaGetLastError(): that would take an error the application has yet to read
+// for this launch's, and clear it.
 template <class... Params, class... Args>
 cudaError_t launch_kernel(void (*kernel)(Params...), unsigned blocks, std::size_t shared_bytes, cudaStream_t stream,
                           bool dependent_launch, Args... args) {

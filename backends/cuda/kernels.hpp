@@ -44,7 +44,7 @@ struct LaunchShape {
 cudaError_t kernel_architecture(int& arch);
 
 // Enqueues out = op(a, b) on `stream`; pointers may be at any element offset. Returns
-// the launch's error (cudaGetLastError) without throwing.
+// the launch's own status without throwing.
 cudaError_t launch(Op op, DType dtype, std::size_t n, const void* a, const void* b, void* out, double s, double t,
                    LaunchShape& shape, cudaStream_t stream);
 

@@ -29,16 +29,20 @@ HostPipeline::HostPipeline(std::size_t staging_bytes, int copy_threads)
   check(cudaEventCreateWithFlags(&ready_, cudaEventDisableTiming), "cudaEventCreateWithFlags (pipeline)");
 }
 
+// Clears only an error of its own (one that failed here): an error the application has yet to
+// read stays for it.
 HostPipeline::~HostPipeline() {
+  bool failed = false;
+  const auto call = [&failed](cudaError_t e) { failed |= e != cudaSuccess; };
   for (Slot& s : slots_) {
-    if (s.stream) cudaStreamSynchronize(s.stream);
-    if (s.scratch) cudaFree(s.scratch);
-    if (s.staging) cudaFreeHost(s.staging);
-    if (s.done) cudaEventDestroy(s.done);
-    if (s.stream) cudaStreamDestroy(s.stream);
+    if (s.stream) call(cudaStreamSynchronize(s.stream));
+    if (s.scratch) call(cudaFree(s.scratch));
+    if (s.staging) call(cudaFreeHost(s.staging));
+    if (s.done) call(cudaEventDestroy(s.done));
+    if (s.stream) call(cudaStreamDestroy(s.stream));
   }
-  if (ready_) cudaEventDestroy(ready_);
-  cudaGetLastError();
+  if (ready_) call(cudaEventDestroy(ready_));
+  if (failed) cudaGetLastError();
 }
 
 void HostPipeline::ensure_scratch() {
@@ -73,12 +77,13 @@ void HostPipeline::run(const OpCall& c, cudaStream_t main, LaunchShape& shape) {
 // no copy into the caller's memory is in flight once the call has thrown, and the
 // slots start afresh. A sticky error stays with the device whatever this does.
 void HostPipeline::abandon() noexcept {
+  bool failed = false;
   for (Slot& s : slots_) {
-    cudaStreamSynchronize(s.stream);
+    failed |= cudaStreamSynchronize(s.stream) != cudaSuccess;
     s.in_use = false;
     s.pending_drain = false;
   }
-  cudaGetLastError();
+  if (failed) cudaGetLastError();  // its own error only, as in the destructor
 }
 
 void HostPipeline::run_chunks(const OpCall& c, cudaStream_t main, LaunchShape& shape) {

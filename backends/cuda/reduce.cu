@@ -904,11 +904,15 @@ int staged_resident(Kind kind, int slots) {
       return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)) ==
              cudaSuccess;
     };
+    // A refusal is an answer, not an error for the next call: cleared, and only where one came
+    // (an error the application has yet to read stays).
     int b = 0;
-    if (!(allow(stage_bytes(max_stage_slots)) || allow(stage_bytes(slots))) ||
+    const bool every_slot = allow(stage_bytes(max_stage_slots));
+    if (!(every_slot || allow(stage_bytes(slots))) ||
         cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, kernel, threads_per_cta, stage_bytes(slots)) != cudaSuccess)
-      b = 0;
-    (void)cudaGetLastError();  // a refusal above is an answer, not an error for the next call
+      b = 0, (void)cudaGetLastError();
+    else if (!every_slot)
+      (void)cudaGetLastError();
     return b;
   });
 }

@@ -301,13 +301,13 @@ ReduceResult run_sum_on_warps(const Kokkos::Cuda& exec, const ReduceCall& c, Red
   const double* const host_nodes = scratch.nodes(runs * w, &nodes);
   const std::int64_t block_warps = std::min<std::int64_t>(static_cast<std::int64_t>(blocks), grid.warps<Walk>());
   const Walk walk{static_cast<const T*>(c.x), static_cast<const T*>(c.y), c.n, blocks, block_warps, partials};
+  const cudaError_t pending = cudaPeekAtLastError();
   launch_warps(exec, "ew::reduce blocks", block_warps, walk);
   const std::int64_t run_warps = std::min<std::int64_t>(static_cast<std::int64_t>(runs), grid.warps<WarpRuns>());
   const WarpRuns fold{partials, nodes, blocks, runs, run_warps, w};
   launch_warps(exec, "ew::reduce runs", run_warps, fold);
-  // Kokkos does not check its launches (but in debug builds): a launch that failed would
-  // leave the last call's nodes to be read.
-  check_cuda(cudaGetLastError(), "a reduction's kernels");
+  // A launch that failed would leave the last call's nodes to be read.
+  check_launches(pending, "a reduction's kernels");
   check_cuda(cudaStreamSynchronize(exec.cuda_stream()), "cudaStreamSynchronize");
   if (c.node) return {plan::pair_tree(host_nodes, runs), 0};
   return {plan::finish_partials(c.kind, sizeof(T) == 8, host_nodes, runs), 0};
@@ -444,11 +444,12 @@ ReduceResult run_extremum_on_warps(const Kokkos::Cuda& exec, const ReduceCall& c
   double* nodes = nullptr;
   const double* const host_nodes = scratch.nodes(2 * runs, &nodes);
   const Read read{x, c.n, warps * warp_lanes, head, loads, candidates, candidate_indices};
+  const cudaError_t pending = cudaPeekAtLastError();
   launch_warps(exec, "ew::reduce extrema", static_cast<std::int64_t>(warps), read);
   const WarpWinners<IsMin> fold{candidates, candidate_indices, nodes, reinterpret_cast<std::uint64_t*>(nodes + runs),
                                 warps};
   launch_warps(exec, "ew::reduce extrema runs", static_cast<std::int64_t>(runs), fold);
-  check_cuda(cudaGetLastError(), "a reduction's kernels");  // as run_sum_on_warps
+  check_launches(pending, "a reduction's kernels");  // as run_sum_on_warps
   check_cuda(cudaStreamSynchronize(exec.cuda_stream()), "cudaStreamSynchronize");
   const std::uint64_t* const host_indices = reinterpret_cast<const std::uint64_t*>(host_nodes + runs);
   ReduceResult best{host_nodes[0], host_indices[0]};

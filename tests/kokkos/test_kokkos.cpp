@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <limits>
+#include <thread>
 #include <tuple>
 
 #ifdef KOKKOS_ENABLE_CUDA
@@ -279,6 +280,45 @@ TEST(KokkosBackend, RefusesAStreamOfAnotherContext) {
       << refused;
   EXPECT_NE(mine, nullptr);
   EXPECT_EQ(after, mine) << "the thread's own context after the refused creation";
+}
+
+// An error the application has yet to read (a refused cudaSetDevice, kept as the thread's last
+// error) is neither taken for the reductions' launches (which Kokkos returns no status for) nor
+// cleared by them: sum and max_element give the scalar backend's results through it, and the
+// application reads its error after the context's destruction.
+TEST(KokkosBackend, LeavesTheApplicationsPendingErrorAlone) {
+  EW_SKIP_IF_UNUSABLE(Backend::kokkos);
+  // On a thread of its own: the error and the context current stay with it.
+  std::thread([&] {
+    const std::size_t n = (std::size_t(1) << 20) + 3;
+    const std::vector<float> a = random_vector<float>(n);
+    Context scalar(Backend::scalar);
+    const float want_sum = sum<float>(scalar, a);
+    const Extremum<float> want_max = max_element<float>(scalar, a);
+    {
+      Context ctx(Backend::kokkos);
+      Buffer<float> da(ctx, n);
+      da.upload(a.data(), n);
+      // The thread has the GPU's primary context current, as a thread that used the runtime on it
+      // has. On a thread with no context current (the first form of this test, one H200,
+      // 2026-12-01), the calls inside that context did not see the error, and the old form passed.
+      ASSERT_EQ(cudaSetDevice(ctx.device()), cudaSuccess);
+      ASSERT_EQ(cudaFree(nullptr), cudaSuccess);
+      ASSERT_EQ(cudaSetDevice(1 << 20), cudaErrorInvalidDevice);
+      ASSERT_EQ(cudaPeekAtLastError(), cudaErrorInvalidDevice);
+      float got_sum = poison<float>();
+      EXPECT_NO_THROW(got_sum = sum<float>(ctx, da.span()));
+      EXPECT_TRUE(same_bits(got_sum, want_sum)) << got_sum << " against " << want_sum;
+      EXPECT_EQ(cudaPeekAtLastError(), cudaErrorInvalidDevice) << "after the sum";
+      Extremum<float> got_max{poison<float>(), 0};
+      EXPECT_NO_THROW(got_max = max_element<float>(ctx, da.span()));
+      EXPECT_TRUE(same_bits(got_max.value, want_max.value));
+      EXPECT_EQ(got_max.index, want_max.index);
+      EXPECT_EQ(cudaPeekAtLastError(), cudaErrorInvalidDevice) << "after max_element";
+    }
+    EXPECT_EQ(cudaGetLastError(), cudaErrorInvalidDevice) << "after the context's destruction";
+    EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+  }).join();
 }
 
 // The per-thread default stream's handle has no context of its own (the driver answers with the

@@ -36,7 +36,9 @@ struct ContextOptions {
 // (docs/multigpu.md, MPI). (On kokkos, the device the runtime falls back on where no context
 // is current may become Kokkos' GPU: docs/kokkos.md.) On cuda a borrowed `stream`'s calls run
 // in the stream's own context; kokkos refuses a stream of a context other than its GPU's
-// primary one.
+// primary one. A CUDA error the application has yet to read (cudaGetLastError) is neither
+// reported as the library's nor cleared by it, unless a CUDA call of the library fails too
+// (the runtime keeps one error a thread).
 class Context {
  public:
   explicit Context(Backend backend = Backend::automatic, const ContextOptions& options = {});
