@@ -110,7 +110,7 @@ class CudaBackend final : public BackendImpl {
   ~CudaBackend() override {
     destruction_.emplace(gpu_->get());
     // Errors of its own are cleared, not one the application has yet to read. The runtime keeps
-    // one error: where the application has one pending and a call below fails (a sticky
+    // one last error: where the application has one pending and a call below fails (a sticky
     // error, a driver shutting down), the application reads that failure instead of its own.
     const bool application_error = cudaPeekAtLastError() != cudaSuccess;
     cudaStreamSynchronize(stream_);

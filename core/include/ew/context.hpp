@@ -37,8 +37,10 @@ struct ContextOptions {
 // is current may become Kokkos' GPU: docs/kokkos.md.) On cuda a borrowed `stream`'s calls run
 // in the stream's own context; kokkos refuses a stream of a context other than its GPU's
 // primary one. A CUDA error the application has yet to read (cudaGetLastError) is neither
-// reported as the library's nor cleared by it, unless a CUDA call of the library fails too
-// (the runtime keeps one error a thread).
+// reported as the library's nor cleared by it, unless a CUDA call of the library fails too:
+// that error then replaces the application's. On kokkos, whose launches report no status, a
+// reduction's launch failing with the very error already pending goes unseen, and a Kokkos
+// built with KOKKOS_ENABLE_DEBUG_BOUNDS_CHECK checks (and clears) the error after each launch.
 class Context {
  public:
   explicit Context(Backend backend = Backend::automatic, const ContextOptions& options = {});
