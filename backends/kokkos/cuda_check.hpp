@@ -20,9 +20,10 @@ inline void check_cuda(cudaError_t e, const char* what) {
 }
 
 // Kokkos returns no status from a launch (and checks none but in debug builds): a launch that
-// failed shows only as the thread's last error. `before` is that error as the call began: one
-// the application had yet to read is its own, neither reported as the launches' nor cleared.
-// (A launch failing with the very error already pending cannot be told from it.)
+// failed shows only as the thread's last error in the library's runtime (its own: Kokkos'
+// launch code is compiled into the library). `before` is that error as the call began, left
+// by an earlier call: neither reported as these launches' nor cleared. (A launch failing with
+// the very error already pending cannot be told from it.)
 inline void check_launches(cudaError_t before, const char* what) {
   if (cudaPeekAtLastError() != before) check_cuda(cudaGetLastError(), what);
 }

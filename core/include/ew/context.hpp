@@ -36,11 +36,11 @@ struct ContextOptions {
 // (docs/multigpu.md, MPI). (On kokkos, the device the runtime falls back on where no context
 // is current may become Kokkos' GPU: docs/kokkos.md.) On cuda a borrowed `stream`'s calls run
 // in the stream's own context; kokkos refuses a stream of a context other than its GPU's
-// primary one. A CUDA error the application has yet to read (cudaGetLastError) is neither
-// reported as the library's nor cleared by it, unless a CUDA call of the library fails too:
-// that error then replaces the application's. On kokkos, whose launches report no status, a
-// reduction's launch failing with the very error already pending goes unseen, and a Kokkos
-// built with KOKKOS_ENABLE_DEBUG_BOUNDS_CHECK checks (and clears) the error after each launch.
+// primary one. The library's CUDA runtime is its own (linked in statically, none of its symbols
+// exported): the application's runtime state, an error it has yet to read (cudaGetLastError)
+// among it, is never read or changed by a call of the library, whose errors reach the
+// application as ew::Error only. (On kokkos, Kokkos' own library calls the runtime Kokkos was
+// linked with, which the application may share.)
 class Context {
  public:
   explicit Context(Backend backend = Backend::automatic, const ContextOptions& options = {});

@@ -1,0 +1,15 @@
+# One H200: the one-runtime test with a sum of 2^24 floats added (the staged kernel, whose
+# first use asks what the device allows it), as committed and against old-reduce.patch.
+set -u
+R=$OUT; export OUT=/tmp/s3; mkdir -p $OUT
+d=bench/cuda/results/h200-2026-12-02-pending-error
+bash tools/gpu/prepare.sh build-gpu -DEW_ENABLE_KOKKOS=OFF -DEW_ENABLE_HIGHWAY=OFF > $OUT/configure.log 2>&1 || { tail $OUT/configure.log; exit 1; }
+( time cmake --build build-gpu -j 16 --target ew_cuda_one_runtime_tests ) > $OUT/build.log 2>&1; echo "build rc=$?"; grep -E " error|error:" $OUT/build.log | head
+export LD_LIBRARY_PATH=/opt/ewdeps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+one() { build-gpu/tests/cuda/ew_cuda_one_runtime_tests > $OUT/$1.log 2>&1; echo "one runtime, $1: rc=$?"; grep -E "OK \]|FAILED  \]|Failure|Which|Actual|after" $OUT/$1.log | head -14; }
+one committed
+compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 7 build-gpu/tests/cuda/ew_cuda_one_runtime_tests > $OUT/memcheck.log 2>&1; echo "memcheck rc=$?"; tail -2 $OUT/memcheck.log
+patch -R -p1 < $d/old-reduce.patch > /dev/null && cmake --build build-gpu -j 16 --target ew_cuda_one_runtime_tests > $OUT/build-old-reduce.log 2>&1
+one old-reduce
+patch -p1 < $d/old-reduce.patch > /dev/null
+cd /tmp && tar czf $R/s3.tgz s3
