@@ -133,26 +133,26 @@ class KokkosBackend final : public BackendImpl {
 #endif
 
   void run(const OpCall& c) override {
-    on_device("parallel_for", [&] {
+    on_device("an op's kernel", [&] {
       dispatch_dtype(c.dtype, [&](auto tag) { kokkos::run<decltype(tag)>(exec_, c); });
     });
   }
   bool supports(DType) const override { return true; }
   void run_convert(const ConvertCall& c) override {
-    on_device("parallel_for", [&] { kokkos::convert(exec_, c); });
+    on_device("a conversion's kernel", [&] { kokkos::convert(exec_, c); });
   }
 
   void run_expr(const ExprCall& call) override {
 #ifdef KOKKOS_ENABLE_CUDA
-    on_device("parallel_for", [&] { kokkos::run_expr(exec_, call, queue_.counters()); });
+    on_device("an expression's kernel", [&] { kokkos::run_expr(exec_, call, queue_.counters()); });
 #else
-    on_device("parallel_for", [&] { kokkos::run_expr(exec_, call); });
+    on_device("an expression's kernel", [&] { kokkos::run_expr(exec_, call); });
 #endif
   }
 
   ReduceResult run_reduce(const ReduceCall& call) override {
     ReduceResult r;
-    on_device("parallel_for", [&] { r = kokkos::run_reduce(exec_, call, reduce_scratch_); });
+    on_device("a reduction", [&] { r = kokkos::run_reduce(exec_, call, reduce_scratch_); });
     return r;
   }
 
@@ -207,12 +207,16 @@ class KokkosBackend final : public BackendImpl {
 
  private:
   // Runs f on the context's GPU (on Cuda), the calling thread's own context current again after.
+  // Kokkos' launches return no status: one that failed (its kernel never ran, its output
+  // unwritten) is reported here, from the library runtime's last error (check_launches).
   template <class F>
   void on_device(const char* what, F&& f) {
 #ifdef KOKKOS_ENABLE_CUDA
     if constexpr (on_cuda) {
       const KokkosDeviceScope on_kokkos_gpu(gpu_.get(), "kokkos backend");
+      const cudaError_t pending = cudaPeekAtLastError();
       guarded(what, f);
+      check_launches(pending, what);
       return;
     }
 #endif
