@@ -1,7 +1,7 @@
 #pragma once
 // CUDA runtime calls of the backend's own on Kokkos' Cuda space (Buffers, the context's stream,
-// the tile walk's queue, the reductions' scratch): a failure becomes Error(device_error) naming
-// the call; and the scope that keeps the calling thread's context through every call.
+// the tile walk's queue, the reductions' scratch): a failure becomes Error(device_error), or
+// out_of_memory, naming the call; and the scope that keeps the calling thread's context through every call.
 #include <Kokkos_Core.hpp>
 
 #include <string>
@@ -16,7 +16,9 @@ namespace ew::detail::kokkos {
 inline void check_cuda(cudaError_t e, const char* what) {
   if (e == cudaSuccess) return;
   cudaGetLastError();  // clear a non-sticky error so the next call is not blamed for it
-  throw Error(Errc::device_error, std::string("kokkos backend: ") + what + ": " + cudaGetErrorString(e));
+  // Memory refused (an allocation, or a launch's local memory) is out_of_memory, as on cuda.
+  throw Error(e == cudaErrorMemoryAllocation ? Errc::out_of_memory : Errc::device_error,
+              std::string("kokkos backend: ") + what + ": " + cudaGetErrorString(e));
 }
 
 // Kokkos returns no status from a launch (and checks none but in debug builds): a launch that

@@ -1,18 +1,12 @@
-// A Kokkos launch that fails is reported as Error(device_error) naming the work, its output
+// A Kokkos launch that fails is reported as an Error naming the work (out_of_memory here), its output
 // left as it was, and the context works on once the cause is gone. Kokkos returns no status
 // from a launch; the backend reads it from its CUDA runtime's last error (check_launches in
 // on_device, backends/kokkos/backend.cpp).
 //
-// How a launch is made to fail on purpose: the local memory a kernel's threads need (its stack
-// frame) comes from a reservation the driver keeps for the context and grows at launch. With
-// the context's stack limit at its least and the GPU's memory taken, a kernel with a frame
-// cannot launch (cudaErrorMemoryAllocation, not sticky) while one without a frame still runs
-// (bench/cuda/results/h200-2026-12-02-kokkos-launches/starved_launch_probe.cu). The limit and
-// the memory belong to the context that the library's runtime and this test's share (the GPU's
-// primary context), so the test can starve the library's launches. Which kernels have a frame
-// depends on the build and the walk the GPU takes (on an H200: the queued tile walk of doubles,
-// silu at 2^22); where none of these calls' has one, the test skips and says so. Alone in its
-// process and run serially: it takes the whole GPU's memory for a moment.
+// A launch is made to fail by starving it of local memory (gpu_starved_launches.hpp). Which
+// kernels have a frame depends on the build and the walk the GPU takes (on an H200: the queued
+// tile walk of doubles, silu at 2^22, and the 16-bit ops); where none of these calls' has one,
+// the test skips and says so.
 #include <Kokkos_Core.hpp>
 
 #include <cstdio>
@@ -23,41 +17,14 @@
 
 #include "test_support.hpp"
 
+#ifdef KOKKOS_ENABLE_CUDA
+#include "gpu_starved_launches.hpp"
+#endif
+
 namespace ew::test {
 namespace {
 
 #ifdef KOKKOS_ENABLE_CUDA
-// The context's stack limit at its least and the GPU's memory taken, while it lives.
-class StarvedLaunches {
- public:
-  StarvedLaunches() {
-    if (cudaDeviceGetLimit(&limit_, cudaLimitStackSize) != cudaSuccess ||
-        cudaDeviceSetLimit(cudaLimitStackSize, 0) != cudaSuccess) {
-      cudaGetLastError();
-      return;
-    }
-    lowered_ = true;
-    for (std::size_t chunk = std::size_t(1) << 32; chunk >= (std::size_t(1) << 12);) {
-      void* p = nullptr;
-      if (cudaMalloc(&p, chunk) == cudaSuccess)
-        held_.push_back(p);
-      else
-        cudaGetLastError(), chunk /= 2;
-    }
-  }
-  ~StarvedLaunches() {
-    for (void* p : held_) cudaFree(p);
-    if (lowered_) cudaDeviceSetLimit(cudaLimitStackSize, limit_);
-    cudaGetLastError();
-  }
-  bool ready() const { return lowered_ && !held_.empty(); }
-
- private:
-  std::size_t limit_ = 0;
-  bool lowered_ = false;
-  std::vector<void*> held_;
-};
-
 // Buffers of any element type, alive as long as the test.
 class Buffers {
  public:
@@ -138,7 +105,7 @@ TEST(KokkosFailedLaunch, IsReportedAndWritesNothing) {
         c.run();
         ctx.synchronize();
       } catch (const Error& e) {
-        EXPECT_EQ(e.code(), Errc::device_error) << e.what();
+        EXPECT_EQ(e.code(), Errc::out_of_memory) << e.what();  // the launch's local memory refused
         error = e.what();
       }
     }
