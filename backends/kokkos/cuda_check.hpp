@@ -1,7 +1,8 @@
 #pragma once
 // CUDA runtime calls of the backend's own on Kokkos' Cuda space (Buffers, the context's stream,
 // the tile walk's queue, the reductions' scratch): a failure becomes Error(device_error), or
-// out_of_memory, naming the call; and the scope that keeps the calling thread's context through every call.
+// out_of_memory, naming the call; and the scope that keeps the calling thread's context
+// through every call.
 #include <Kokkos_Core.hpp>
 
 #include <string>

@@ -1,9 +1,9 @@
-// A cuda launch that fails is reported as an Error (out_of_memory here), and no result is made of what
-// it never computed: the reductions' kernels (each has a stack frame, so they can be starved of
-// local memory: gpu_starved_launches.hpp), their value to the host and into a device scalar,
-// the register and the staged kernel: neither a value left by an earlier call nor one never
-// written. Once the cause is gone the context works on. Alone in
-// its process and run serially: it takes the whole GPU's memory for a moment.
+// A cuda launch that fails is reported as an Error (out_of_memory here), and no result is made
+// of what it never computed, neither a value left by an earlier call nor one never written: the
+// reductions' kernels (each has a stack frame, so they can be starved of local memory:
+// gpu_starved_launches.hpp), the register and the staged kernel, their value to the host and
+// into a device scalar. Once the cause is gone the context works on. Alone in its process and
+// run serially: it takes the whole GPU's memory for a moment.
 #include <cuda_runtime.h>
 
 #include <cstdio>

@@ -1,5 +1,5 @@
-// A Kokkos launch that fails is reported as an Error naming the work (out_of_memory here), its output
-// left as it was, and the context works on once the cause is gone. Kokkos returns no status
+// A Kokkos launch that fails is reported as an Error naming the work (out_of_memory here),
+// its output left as it was, and the context works on once the cause is gone. Kokkos returns no status
 // from a launch; the backend reads it from its CUDA runtime's last error (check_launches in
 // on_device, backends/kokkos/backend.cpp).
 //
@@ -41,8 +41,8 @@ class Buffers {
   std::vector<std::shared_ptr<void>> held_;
 };
 
-// One call of the library on the context's GPU, whose output `result` compares with the scalar
-// backend's (want) or with the poison it was filled with (poisoned).
+// One call of the library on the context's GPU; `mismatch` compares its output with the scalar
+// backend's result or with the poison it was filled with.
 struct Call {
   std::string name;
   const char* what;  // the work its error must name
@@ -59,7 +59,9 @@ Call call(std::string name, const char* what, std::function<void()> run, Buffer<
   };
   const std::vector<T> poisoned(want.size(), poison<T>());
   return {std::move(name), what, std::move(run), [out, poisoned] { out->upload(poisoned.data(), poisoned.size()); },
-          [contents, want = std::move(want), poisoned](bool p) { return first_mismatch(contents(), p ? poisoned : want); }};
+          [contents, want = std::move(want), poisoned](bool p) {
+            return first_mismatch(contents(), p ? poisoned : want);
+          }};
 }
 
 TEST(KokkosFailedLaunch, IsReportedAndWritesNothing) {
@@ -88,8 +90,8 @@ TEST(KokkosFailedLaunch, IsReportedAndWritesNothing) {
   db->upload(b.data(), n);
   std::vector<half> want(n, poison<half>());
   reference(Op::add, n, a.data(), b.data(), want.data(), 0.0f, 0.0f);
-  calls.push_back(call<half>("add f16, 2^20 + 3", "an op's kernel", [&ctx, da, db, out] { add<half>(ctx, *da, *db, *out); },
-                             out, want));
+  calls.push_back(call<half>(
+      "add f16, 2^20 + 3", "an op's kernel", [&ctx, da, db, out] { add<half>(ctx, *da, *db, *out); }, out, want));
   int starved = 0;
   for (Call& c : calls) {
     SCOPED_TRACE(c.name);
