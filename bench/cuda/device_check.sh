@@ -14,7 +14,10 @@ bash tools/gpu/prepare.sh build-gpu -DEW_ENABLE_KOKKOS=OFF -DEW_ENABLE_HIGHWAY=O
 export LD_LIBRARY_PATH=/opt/ewdeps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
 
 step build
-targets=(ew-info ew_tests ew_cuda_tests ew_cuda_fault_tests ew_expr_tests ew_cuda_expr_tests ew_fuzz)
+# The tests' executables; those of tests registered at configure time (add_test, gtest_add_tests:
+# CudaFailedLaunch, the multigpu ones) must be built, or ctest -L gpu below counts them as failed.
+targets=(ew-info ew_tests ew_cuda_tests ew_cuda_fault_tests ew_cuda_one_runtime_tests ew_cuda_failed_launch_tests
+         ew_cuda_multigpu_tests ew_expr_tests ew_cuda_expr_tests ew_fuzz)
 (( bench )) && targets+=(ew-cuda-bench)
 cmake --build build-gpu -j 16 --target "${targets[@]}" > "$out/build.log" 2>&1 || { tail -60 "$out/build.log"; exit 1; }
 grep -i "warning" "$out/build.log" | grep -v "^nvcc warning : Support for offline compilation" | head -20

@@ -91,7 +91,7 @@ if [[ -n ${KOKKOS_ROOT:-} ]]; then
   step "build (kokkos)"
   ktargets=(ew-info ew_expr_tests ew_kokkos_tests ew_kokkos_expr_device_tests ew_reduce_tests
             ew_kokkos_reduce_device_tests ew_kokkos_init_application_first ew_kokkos_init_library_first
-            ew_kokkos_init_exit)
+            ew_kokkos_init_exit ew_kokkos_failed_launch_tests)
   (( bench )) && ktargets+=(ew-roofline)
   cmake --build build-gpu-kokkos -j 16 --target "${ktargets[@]}" > "$out/expr-kokkos-build.log" 2>&1 ||
     { tail -60 "$out/expr-kokkos-build.log"; exit 1; }
