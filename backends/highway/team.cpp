@@ -28,6 +28,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -97,9 +98,14 @@ struct Job {
 // A thief takes from the back of a share, so that an owner that starts late loses the same
 // tail call after call, and the thief finds that tail in its own cache the next time.
 struct alignas(64) Group {
-  // call number << 32 | front << 16 | back: pieces [begin + front, begin + back) are unclaimed.
+  // tag << 32 | front << 16 | back: pieces [begin + front, begin + back) are unclaimed; the
+  // tag is the call number's low 32 bits (call_tag).
   std::atomic<std::uint64_t> word{0};
 };
+// A group word holds only 32 bits of the call number, so calls are compared by those bits:
+// compared whole, the 2^32-nd call would find no word of its own and never finish. Tags come
+// round again only after 2^32 calls, far longer than any thread lags one call behind.
+constexpr std::uint64_t call_tag(std::uint64_t call) { return call & 0xFFFFFFFFu; }
 constexpr std::size_t max_share = 0xFFFF;  // pieces in one share (16 bits each for front and back)
 
 // Threads beyond this many share the last groups' work (no machine here comes close).
@@ -142,6 +148,11 @@ class Team {
     return *team;
   }
 
+  void set_calls(std::uint64_t calls) {
+    std::lock_guard<std::mutex> own(busy_);
+    calls_ = calls;
+  }
+
   // False when the team is busy (another application thread's call, or a call from inside
   // a piece): the caller then runs the work itself.
   bool run(int threads, std::size_t n, std::uintptr_t out, std::size_t element, PieceFunction body,
@@ -172,7 +183,7 @@ class Team {
     job_.pieces.store(static_cast<std::uint32_t>(pieces), std::memory_order_relaxed);
     job_.groups.store(static_cast<std::uint32_t>(threads), std::memory_order_relaxed);
     for (int g = 0; g < threads; ++g)
-      groups_[g].word.store(call << 32 | (share_begin(pieces, threads, g + 1) - share_begin(pieces, threads, g)),
+      groups_[g].word.store(call_tag(call) << 32 | (share_begin(pieces, threads, g + 1) - share_begin(pieces, threads, g)),
                             std::memory_order_relaxed);
     done_.store(0, std::memory_order_relaxed);
     published_.store(call, std::memory_order_seq_cst);  // publishes all of the above
@@ -216,7 +227,7 @@ class Team {
       const bool own = step == 0;
       std::uint64_t word = groups_[g].word.load(std::memory_order_acquire);
       for (;;) {
-        if (word >> 32 != call) {  // the call is over (this thread ran none of its pieces)
+        if (word >> 32 != call_tag(call)) {  // the call is over (this thread ran none of its pieces)
           if (finished) done_.fetch_add(finished, std::memory_order_release);
           return;
         }
@@ -243,15 +254,25 @@ class Team {
     if (finished) done_.fetch_add(finished, std::memory_order_release);
   }
 
+  // Runs before the call touches any data, so a thread that cannot be started (the process's
+  // thread or memory limit) fails the call with nothing written. The workers started so far
+  // stay: a call asking for fewer threads still runs, and a later one tries again.
   void grow(int wanted) {
     if (static_cast<int>(threads_.size()) >= wanted) return;
     const cpu_set_t cpus = worker_cpus();
     while (static_cast<int>(threads_.size()) < wanted) {
       const int index = static_cast<int>(threads_.size()) + 1;
-      threads_.emplace_back([this, index, cpus] {
-        if (CPU_COUNT(&cpus) > 0) pthread_setaffinity_np(pthread_self(), sizeof cpus, &cpus);
-        worker(index);
-      });
+      try {
+        threads_.emplace_back([this, index, cpus] {
+          if (CPU_COUNT(&cpus) > 0) pthread_setaffinity_np(pthread_self(), sizeof cpus, &cpus);
+          worker(index);
+        });
+      } catch (const std::system_error& e) {
+        throw Error(Errc::out_of_memory, "highway backend: the CPU team could not start worker thread " + std::to_string(index) + " of the " +
+                                             std::to_string(wanted) + " that a call on " + std::to_string(wanted + 1) +
+                                             " threads needs (" + e.what() +
+                                             "); ask for fewer threads (ContextOptions::threads)");
+      }
       threads_.back().detach();
     }
   }
@@ -296,6 +317,7 @@ class Team {
 
 std::size_t parallel_threshold_bytes() { return parallel_bytes.load(std::memory_order_relaxed); }
 void set_parallel_threshold_bytes(std::size_t bytes) { parallel_bytes.store(bytes, std::memory_order_relaxed); }
+void set_team_call_count(std::uint64_t calls) { Team::get().set_calls(calls); }
 
 void for_each_piece_impl(int threads, std::size_t n, const void* out, std::size_t element_bytes,
                          PieceFunction body, void* context) {

@@ -3,6 +3,7 @@
 // (the Highway kernels, the vectorized expression evaluator). The OpenMP code stays in
 // team.cpp; callers see a template that forwards to one non-template entry point.
 #include <cstddef>
+#include <cstdint>
 #include <type_traits>
 #include <utility>
 
@@ -43,5 +44,9 @@ long spin_window_microseconds();
 constexpr std::size_t default_parallel_threshold_bytes = std::size_t(64) << 10;
 std::size_t parallel_threshold_bytes();
 void set_parallel_threshold_bytes(std::size_t bytes);
+
+// The number of calls the team has run. Tests set it near 2^32, where the call tags that
+// the team's claims carry wrap (team.cpp).
+void set_team_call_count(std::uint64_t calls);
 
 }  // namespace ew::detail::highway

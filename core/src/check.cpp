@@ -40,7 +40,7 @@ BackendImpl& checked_backend(const Context& ctx, const char* call) {
 void check_dtype(const Context& ctx, const BackendImpl& backend, const char* call, DType d) {
   if (!backend.supports(d))
     throw Error(Errc::unsupported, std::string(call) + ": the " + ctx.backend_name() + " backend does not support " +
-                                       to_string(d) + " data yet (f32 and f64 only)");
+                                       to_string(d) + " data");
 }
 
 void check_size(const char* call, const char* operand, std::size_t size, const char* reference,

@@ -4,15 +4,20 @@
 #include <gtest/gtest.h>
 #include <omp.h>
 #include <sched.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <random>
 #include <thread>
 #include <vector>
 
+#include "ew/ew.hpp"
 #include "team.hpp"
+#include "test_support.hpp"
 
 namespace hw = ew::detail::highway;
 
@@ -119,6 +124,86 @@ TEST(Team, WorkersRunOnEveryCpuOfTheProcess) {
     });
   ASSERT_GT(worker_cpus.load(), 0) << "no worker ran a piece in 1000 calls";
   EXPECT_GE(worker_cpus.load(), 2) << "the workers share one CPU (the caller's: " << cpus_of_this_thread() << ")";
+}
+
+// A group's claim word holds the call number's low 32 bits: the 2^32-nd call once found no
+// word of its own and waited forever. Calls across the wrap must each run every index once.
+// Returns 0 when they do; in a child process with an alarm, so that a hang fails the test.
+int calls_across_the_call_tags_wrap() {
+  alarm(60);
+  LowThreshold low;
+  int wrong = 0;
+  std::atomic<std::size_t> pieces{0};
+  for (std::uint64_t start : {(std::uint64_t(1) << 32) - 3, (std::uint64_t(1) << 33) - 2}) {
+    hw::set_team_call_count(start);
+    for (int call = 0; call < 6; ++call) {
+      const std::size_t n = 200000 + 4099 * static_cast<std::size_t>(call);
+      std::vector<std::atomic<int>> hits(n);
+      for (auto& h : hits) h.store(0);
+      hw::for_each_piece(3, n, nullptr, 4, [&](std::size_t begin, std::size_t end) {
+        for (std::size_t i = begin; i < end; ++i) hits[i].fetch_add(1);
+        pieces.fetch_add(1);
+      });
+      for (auto& h : hits) wrong += h.load() != 1;
+    }
+  }
+  if (wrong) return 1;
+  return pieces.load() > 12 ? 0 : 2;  // 2: every call ran inline, not on the team
+}
+
+TEST(Team, CallsAcrossTheCallTagsWrap) {
+  EXPECT_EXIT(std::_Exit(calls_across_the_call_tags_wrap()), ::testing::ExitedWithCode(0), "");
+}
+
+// A worker thread that cannot be started (here: the address space limited, so that no new
+// thread gets its stack) fails the call with ew::Error(out_of_memory) before anything is
+// written; a call on the threads already started still runs. Returns 0 when all of that
+// holds, else what failed. Runs in a child process: the limit is the process's.
+int add_with_no_room_for_threads(const std::vector<float>& a, const std::vector<float>& b,
+                                 const std::vector<float>& want) {
+  const std::size_t n = a.size();
+  std::vector<float> out(n, ew::test::poison<float>());
+  ew::ContextOptions many;
+  many.threads = 256;
+  ew::Context wide(ew::Backend::highway, many);
+  // The space in use now, plus 64 MiB: a few 8 MiB thread stacks fit, 255 do not.
+  long pages = 0;
+  if (FILE* statm = std::fopen("/proc/self/statm", "r")) {
+    if (std::fscanf(statm, "%ld", &pages) != 1) pages = 0;
+    std::fclose(statm);
+  }
+  if (pages <= 0) return 3;
+  const rlimit limit{static_cast<rlim_t>(pages) * static_cast<rlim_t>(sysconf(_SC_PAGESIZE)) + (rlim_t(64) << 20),
+                     RLIM_INFINITY};
+  if (setrlimit(RLIMIT_AS, &limit) != 0) return 4;
+  try {
+    ew::add<float>(wide, a, b, out);
+    return 5;  // no error
+  } catch (const ew::Error& e) {
+    if (e.code() != ew::Errc::out_of_memory || std::string(e.what()).find("worker thread") == std::string::npos) {
+      std::fprintf(stderr, "wrong error: %s\n", e.what());
+      return 6;
+    }
+  }
+  for (std::size_t i = 0; i < n; ++i)
+    if (!ew::test::is_poison(out[i])) return 7;  // written although refused
+  ew::ContextOptions two;
+  two.threads = 2;
+  ew::Context narrow(ew::Backend::highway, two);
+  ew::add<float>(narrow, a, b, out);
+  return std::memcmp(out.data(), want.data(), n * sizeof(float)) == 0 ? 0 : 8;
+}
+
+TEST(Team, AThreadThatCannotStartIsAnErrorAndNothingIsWritten) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "a sanitizer's own allocations need the address space this test takes away";
+#else
+  const std::size_t n = std::size_t(1) << 20;
+  const std::vector<float> a = ew::test::random_vector<float>(n), b = ew::test::random_vector<float>(n);
+  std::vector<float> want(n);
+  for (std::size_t i = 0; i < n; ++i) want[i] = a[i] + b[i];
+  EXPECT_EXIT(std::_Exit(add_with_no_room_for_threads(a, b, want)), ::testing::ExitedWithCode(0), "");
+#endif
 }
 
 }  // namespace
