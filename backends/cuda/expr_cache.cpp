@@ -94,9 +94,13 @@ bool expr_cache_load(const std::string& dir, const std::string& key, std::string
   bool ok = false;
   Header h{};
   struct stat st {};
-  // The sizes are checked by subtraction (a foreign header's sum could wrap) and against a
-  // bound, before anything is allocated for them.
-  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && read_all(fd, &h, sizeof h) &&
+  // Only a file of this user's that nobody else may write: the payload is machine code that
+  // runs in this process, and EW_CACHE_DIR may name a directory others share. (Checked on the
+  // open file, so a file swapped in after the check is not read.) The sizes are checked by
+  // subtraction (a foreign header's sum could wrap) and against a bound, before anything is
+  // allocated for them.
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == ::geteuid() &&
+      (st.st_mode & (S_IWGRP | S_IWOTH)) == 0 && read_all(fd, &h, sizeof h) &&
       std::memcmp(h.magic, kMagic, sizeof kMagic) == 0 && h.key_hash == fnv1a64(key.data(), key.size()) &&
       h.key_bytes == key.size() && static_cast<std::uint64_t>(st.st_size) >= sizeof h + h.key_bytes &&
       h.payload_bytes == static_cast<std::uint64_t>(st.st_size) - sizeof h - h.key_bytes && h.payload_bytes > 0 &&

@@ -384,6 +384,29 @@ TEST_F(CudaExprCache, AFifoWhereTheFileGoesIsAMiss) {
   EXPECT_EQ(got, "untouched");
 }
 
+// A cache file runs as machine code in the process that loads it: one that another user
+// owns, or that others may write, is a miss (and the next store replaces it).
+TEST_F(CudaExprCache, AFileOthersCouldHaveWrittenIsAMiss) {
+  ASSERT_TRUE(expr_cache_store(dir_, "key", "payload"));
+  const std::string file = expr_cache_file(dir_, "key");
+  std::string got;
+  ASSERT_TRUE(expr_cache_load(dir_, "key", got));
+  for (mode_t writable : {mode_t(0620), mode_t(0602)}) {
+    ASSERT_EQ(chmod(file.c_str(), writable), 0);
+    got = "untouched";
+    EXPECT_FALSE(expr_cache_load(dir_, "key", got)) << "mode " << std::oct << writable;
+    EXPECT_EQ(got, "untouched");
+  }
+  ASSERT_TRUE(expr_cache_store(dir_, "key", "payload"));
+  ASSERT_TRUE(expr_cache_load(dir_, "key", got));
+  EXPECT_EQ(got, "payload");
+  if (geteuid() != 0) return;  // only root can give a file away
+  ASSERT_EQ(chown(file.c_str(), 12345, 12345), 0);
+  got = "untouched";
+  EXPECT_FALSE(expr_cache_load(dir_, "key", got)) << "a file of uid 12345";
+  EXPECT_EQ(got, "untouched");
+}
+
 TEST_F(CudaExprCache, UnwritableDirectoryIsNotAnError) {
   EXPECT_FALSE(expr_cache_store("/proc/ew_cannot_be_here", "k", "v"));
   std::string got;
