@@ -151,7 +151,7 @@ class Recorder final : public detail::BackendImpl {
 };
 
 std::unique_ptr<detail::BackendImpl> make_recorder(const ContextOptions&) { return std::make_unique<Recorder>(); }
-const detail::BackendDescriptor recorders{Backend::scalar, nullptr, &make_recorder, nullptr, nullptr};
+const detail::BackendDescriptor recorders{Backend::scalar, nullptr, &make_recorder, nullptr, nullptr, nullptr};
 
 // Every part is the split rule's (in groups of `granule` elements) at its offset in an
 // output of `element`-byte elements.

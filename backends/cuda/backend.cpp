@@ -382,7 +382,7 @@ PointerLocation classify(const void* p) { return cuda::locate(p); }  // memory.h
 }  // namespace
 
 const BackendDescriptor& cuda_backend() {
-  static const BackendDescriptor d{Backend::cuda, &probe, &create, &classify, nullptr};
+  static const BackendDescriptor d{Backend::cuda, &probe, &create, &classify, nullptr, nullptr};
   return d;
 }
 

@@ -148,7 +148,7 @@ std::unique_ptr<BackendImpl> create(const ContextOptions& options) {
 }  // namespace
 
 const BackendDescriptor& highway_backend() {
-  static const BackendDescriptor d{Backend::highway, &probe, &create, nullptr, nullptr};
+  static const BackendDescriptor d{Backend::highway, &probe, &create, nullptr, nullptr, nullptr};
   return d;
 }
 

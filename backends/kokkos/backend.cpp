@@ -297,7 +297,8 @@ const BackendDescriptor& kokkos_backend() {
 #else
   constexpr PointerLocation (*classify)(const void*) = nullptr;
 #endif
-  static const BackendDescriptor d{Backend::kokkos, &kokkos::probe, &kokkos::create, classify, &kokkos::release};
+  static const BackendDescriptor d{Backend::kokkos, &kokkos::probe, &kokkos::create, classify, &kokkos::release,
+                                   &kokkos::lost};
   return d;
 }
 

@@ -51,19 +51,30 @@ void finalize_keeping_thread_context() {
   Kokkos::finalize();
 }
 
+// lost() with state_mutex held.
+std::string lost_locked() {
+  if (owner == Owner::finalized)
+    return "ew::finalize() finalized the Kokkos it had initialized, and Kokkos cannot be initialized again in this "
+           "process";
+  if (Kokkos::is_initialized()) return {};
+  const char* by_application =
+      "the application finalized Kokkos, and Kokkos cannot be initialized again in this process";
+  if (owner == Owner::application) return by_application;
+#if KOKKOS_VERSION >= 40000
+  if (Kokkos::is_finalized()) return by_application;
+#endif
+  return {};
+}
+
 }  // namespace
 
 void acquire(const ContextOptions& options) {
   std::lock_guard<std::mutex> guard(state_mutex);
-  if (owner == Owner::finalized) unavailable("ew::finalize() finalized the Kokkos it had initialized, and Kokkos cannot be initialized again in this process");
+  if (const std::string why = lost_locked(); !why.empty()) unavailable(why);
   if (Kokkos::is_initialized()) {
     if (owner == Owner::nobody) owner = Owner::application;
     return;
   }
-  if (owner == Owner::application) unavailable("the application finalized Kokkos, and Kokkos cannot be initialized again in this process");
-#if KOKKOS_VERSION >= 40000
-  if (Kokkos::is_finalized()) unavailable("the application finalized Kokkos, and Kokkos cannot be initialized again in this process");
-#endif
   try {
     initialize(options);
   } catch (const std::exception& e) {
@@ -80,6 +91,11 @@ void release() {
   if (owner != Owner::library) return;
   if (Kokkos::is_initialized()) finalize_keeping_thread_context();
   owner = Owner::finalized;
+}
+
+std::string lost() {
+  std::lock_guard<std::mutex> guard(state_mutex);
+  return lost_locked();
 }
 
 bool initialized_by_library() {

@@ -17,6 +17,9 @@ void acquire(const ContextOptions& options);
 // Finalizes Kokkos if the library initialized it; any number of calls.
 void release();
 
+// Why Kokkos cannot be initialized again in this process (it was finalized), or empty.
+std::string lost();
+
 // True when the library, not the application, initialized Kokkos.
 bool initialized_by_library();
 

@@ -47,7 +47,7 @@ std::unique_ptr<BackendImpl> create(const ContextOptions& options) {
 }  // namespace
 
 const BackendDescriptor& scalar_backend() {
-  static const BackendDescriptor d{Backend::scalar, &probe, &create, nullptr, nullptr};
+  static const BackendDescriptor d{Backend::scalar, &probe, &create, nullptr, nullptr, nullptr};
   return d;
 }
 

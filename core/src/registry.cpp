@@ -4,6 +4,8 @@
 #include <cctype>
 #include <cstdlib>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "ew/backend.hpp"
 #include "ew/error.hpp"
@@ -82,7 +84,17 @@ const Probed& probed() {
   return all;
 }
 
-const std::vector<BackendStatus>& statuses() { return probed().statuses; }
+// The probes' statuses, with what has changed since: a backend the process has lost since
+// its probe (Kokkos finalized) is unavailable, saying why.
+std::vector<BackendStatus> statuses() {
+  std::vector<BackendStatus> now = probed().statuses;
+  for (int i = 0; i < entry_count; ++i) {
+    const BackendDescriptor* d = entries()[i].descriptor;
+    if (!now[i].usable || !d || !d->lost) continue;
+    if (std::string why = d->lost(); !why.empty()) now[i].usable = false, now[i].reason = std::move(why);
+  }
+  return now;
+}
 
 const Entry& entry(Backend b) {
   for (int i = 0; i < entry_count; ++i)
@@ -134,8 +146,8 @@ Backend parse_backend(std::string_view name) {
 std::vector<BackendStatus> available_backends() { return detail::statuses(); }
 
 BackendStatus backend_status(Backend b) {
-  for (const BackendStatus& s : detail::statuses())
-    if (s.backend == b) return s;
+  for (BackendStatus& s : detail::statuses())
+    if (s.backend == b) return std::move(s);
   if (b == Backend::automatic)
     throw Error(Errc::invalid_argument, "backend_status: 'auto' is not a backend; resolve it first");
   throw Error(Errc::unknown_backend, "Backend value " + std::to_string(static_cast<int>(b)) + " names no backend (" +

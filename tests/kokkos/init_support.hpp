@@ -24,4 +24,19 @@ Errc error_code_of(F&& f) {
   return Errc::internal;
 }
 
+// Once Kokkos is finalized, what the library reports says so (its probe ran before): the
+// backend's status, the list, and an explicit request; the automatic choice passes it by.
+inline void expect_reported_lost(const std::string& why) {
+  const BackendStatus s = backend_status(Backend::kokkos);
+  EXPECT_FALSE(s.usable);
+  EXPECT_NE(s.reason.find(why), std::string::npos) << s.reason;
+  for (const BackendStatus& listed : available_backends()) {
+    if (listed.backend == Backend::kokkos) {
+      EXPECT_FALSE(listed.usable);
+    }
+  }
+  EXPECT_EQ(error_code_of([] { resolve_backend(Backend::kokkos); }), Errc::backend_unavailable);
+  EXPECT_NE(resolve_backend(Backend::automatic), Backend::kokkos);
+}
+
 }  // namespace ew::test

@@ -23,6 +23,7 @@ TEST(KokkosInitApplicationFirst, LibraryUsesAndNeverFinalizesTheApplicationsKokk
   Kokkos::finalize();
   EXPECT_TRUE(finalized_by_kokkos);
   EXPECT_EQ(error_code_of([] { Context ctx(Backend::kokkos); }), Errc::backend_unavailable);
+  expect_reported_lost("the application finalized Kokkos");
   finalize();  // nothing left to do, and no second Kokkos::finalize
 }
 

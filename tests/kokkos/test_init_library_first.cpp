@@ -49,6 +49,7 @@ TEST(KokkosInitLibraryFirst, LazyInitializationOnceAndFinalizeThroughTheLibrary)
   EXPECT_FALSE(Kokkos::is_initialized());
   EXPECT_EQ(finalizations, 1);
   EXPECT_EQ(error_code_of([] { Context ctx(Backend::kokkos); }), Errc::backend_unavailable);
+  expect_reported_lost("ew::finalize() finalized");
   finalize();  // repeated: no second Kokkos::finalize
   EXPECT_EQ(finalizations, 1);
   // The other backends are unaffected.

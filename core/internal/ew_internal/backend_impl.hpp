@@ -167,6 +167,10 @@ struct BackendDescriptor {
   // Optional: releases process-wide state the backend created (Kokkos it initialized,
   // cached pools). Called by ew::finalize() and at exit; must tolerate repeated calls.
   void (*finalize)();
+  // Optional: why a backend that probed usable cannot run any more in this process (Kokkos,
+  // once finalized, cannot be initialized again), or empty while it can. The probe is cached;
+  // this is asked each time a status is read.
+  std::string (*lost)();
 };
 
 // The GPU a context asks for: ContextOptions::device when set, else EW_DEVICE, else -1
