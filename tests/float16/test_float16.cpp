@@ -10,6 +10,8 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -480,6 +482,37 @@ TEST(Float16Reference, KnownRoundings) {
   EXPECT_EQ(half(65520.0f).bits, 0x7c00u);
   EXPECT_EQ(half(1.0 + std::ldexp(1.0, -11) + std::ldexp(1.0, -40)).bits, 0x3c01u);  // float would tie to 1.0
   EXPECT_EQ(bfloat16(std::numeric_limits<float>::quiet_NaN()).bits & 0x7fc0u, 0x7fc0u);
+}
+
+// Integers round once, like any other value: above 2^53 a plain conversion to double first
+// rounds them itself, and bf16 of 2^62 + 2^54 + 1 came out a unit low.
+TEST(Float16Reference, IntegersRoundOnce) {
+  if (std::numeric_limits<long double>::digits < 64) GTEST_SKIP() << "long double does not hold every 64-bit integer";
+  std::vector<unsigned long long> magnitudes = {0, 1, 3, 255, 257, 65504, 65519, 65520, (1ull << 53) + 1,
+                                                (1ull << 62) + (1ull << 54) + 1, (1ull << 63) + (1ull << 55) + 1,
+                                                (1ull << 63) + (1ull << 55), ~0ull};
+  std::mt19937_64 random(7);
+  for (int k = 0; k < 20000; ++k) {
+    const int top = static_cast<int>(random() % 64);
+    unsigned long long m = (random() >> (63 - top)) | (1ull << top);
+    if (k % 2 && top > 9) m = (m >> (top - 7) << (top - 7)) | (1ull << (top - 8)) | (random() % 2);  // a bf16 tie, or just past
+    magnitudes.push_back(m);
+  }
+  int wrong = 0;
+  for (unsigned long long m : magnitudes) {
+    const long double exact = static_cast<long double>(m);
+    wrong += bfloat16(m).bits != round_ref(exact, bf16_format);
+    wrong += half(m).bits != round_ref(exact, f16_format);
+    if (m > 0 && m <= (1ull << 63)) {  // (an integer 0 has no sign)
+      const long long negative = m == (1ull << 63) ? std::numeric_limits<long long>::min() : -static_cast<long long>(m);
+      wrong += bfloat16(negative).bits != round_ref(-exact, bf16_format);
+      wrong += half(negative).bits != round_ref(-exact, f16_format);
+    }
+    if (m < (1ull << 63)) wrong += bfloat16(static_cast<long long>(m)).bits != round_ref(exact, bf16_format);
+    if (m <= 0xffffffffull) wrong += bfloat16(static_cast<unsigned>(m)).bits != round_ref(exact, bf16_format);
+  }
+  EXPECT_EQ(wrong, 0) << "of " << magnitudes.size() << " magnitudes";
+  EXPECT_EQ(bfloat16((1ll << 62) + (1ll << 54) + 1).bits, 0x5e81u);
 }
 
 // ---- Errors: checked before anything is written.

@@ -30,6 +30,22 @@ EW_HOST_DEVICE inline To bit_cast(const From& from) {
   return to;
 }
 
+// An integer as a double that rounds to a 16-bit type as the integer itself would: exact up
+// to 2^53; above, the bits a double cannot hold folded into its last bit (round to odd), so
+// that narrowing rounds once, not twice (bf16 of 2^62 + 2^54 + 1 once came out a unit low).
+template <class I>
+EW_HOST_DEVICE inline double integer_for_narrowing(I i) {
+  const bool negative = i < I(0);
+  const unsigned long long wide = static_cast<unsigned long long>(i);
+  const unsigned long long magnitude = negative ? 0ull - wide : wide;
+  int dropped = 0;
+  while ((magnitude >> dropped) >> 53) ++dropped;
+  unsigned long long kept = magnitude >> dropped;
+  if (dropped && (magnitude & ((1ull << dropped) - 1))) kept |= 1;
+  const double d = static_cast<double>(kept) * static_cast<double>(1ull << dropped);  // exact
+  return negative ? -d : d;
+}
+
 }  // namespace float16_detail
 
 // IEEE 754 binary16: 1 sign, 5 exponent, 10 fraction bits.
@@ -42,7 +58,7 @@ struct half {
   EW_HOST_DEVICE explicit half(double d)
       : bits(float16_detail::narrow_bits<5, 10>(float16_detail::bit_cast<std::uint64_t>(d))) {}
   template <class I, std::enable_if_t<std::is_integral_v<I>, int> = 0>
-  EW_HOST_DEVICE explicit half(I i) : half(static_cast<double>(i)) {}
+  EW_HOST_DEVICE explicit half(I i) : half(float16_detail::integer_for_narrowing(i)) {}
   EW_HOST_DEVICE explicit operator float() const {
     return float16_detail::bit_cast<float>(float16_detail::f16_to_f32_bits(bits));
   }
@@ -64,7 +80,7 @@ struct bfloat16 {
   EW_HOST_DEVICE explicit bfloat16(double d)
       : bits(float16_detail::narrow_bits<8, 7>(float16_detail::bit_cast<std::uint64_t>(d))) {}
   template <class I, std::enable_if_t<std::is_integral_v<I>, int> = 0>
-  EW_HOST_DEVICE explicit bfloat16(I i) : bfloat16(static_cast<double>(i)) {}
+  EW_HOST_DEVICE explicit bfloat16(I i) : bfloat16(float16_detail::integer_for_narrowing(i)) {}
   EW_HOST_DEVICE explicit operator float() const {
     return float16_detail::bit_cast<float>(float16_detail::bf16_to_f32_bits(bits));
   }
