@@ -68,9 +68,11 @@ long spin_window_microseconds() {
   static const long us = [] {
     const char* text = std::getenv("EW_SPIN_US");
     if (!text || !*text) return 200L;
-    char* end = nullptr;
-    const long v = std::strtol(text, &end, 10);
-    if (*end != '\0' || v < 0 || v > 1000000)
+    // Decimal digits alone, as EW_DEVICE takes them (strtol would also take a sign and
+    // leading blanks).
+    const std::size_t digits = std::strspn(text, "0123456789");
+    const long v = text[digits] == '\0' && digits <= 7 ? std::strtol(text, nullptr, 10) : -1;
+    if (v < 0 || v > 1000000)
       throw Error(Errc::invalid_argument, std::string("EW_SPIN_US='") + text +
                                                    "' is not a number of microseconds (accepted: 0 to 1000000)");
     return v;

@@ -144,13 +144,22 @@ void check_writable(const std::string& flag, const std::string& file) {
 
 // The library refuses a malformed EW_DEVICE (core/src/context.cpp) only where a context
 // resolves it, and the GPU probes read it directly: check it before anything runs, with the
-// library's rule and wording.
+// library's rule and wording. A list the library takes (a context over several GPUs) is
+// refused too: the ceilings are measured on one GPU, and every row is labelled with it.
 void check_environment() {
   const char* env = std::getenv("EW_DEVICE");
   if (!env || !*env) return;
+  const std::string text = env;
   int device = 0;
+  bool list = text.find(',') != std::string::npos;
+  for (std::size_t begin = 0, end; list && begin <= text.size(); begin = end + 1) {
+    end = std::min(text.find(',', begin), text.size());
+    list = parse_int(text.substr(begin, end - begin).c_str(), 0, INT_MAX, device);
+  }
+  if (list)
+    throw UsageError("EW_DEVICE='" + text + "' lists several GPUs; ew-roofline measures one (give one index, or unset it)");
   if (!parse_int(env, 0, INT_MAX, device))
-    throw UsageError("EW_DEVICE='" + std::string(env) + "' is not a device index (accepted: a GPU index 0.." +
+    throw UsageError("EW_DEVICE='" + text + "' is not a device index (accepted: a GPU index 0.." +
                      std::to_string(INT_MAX) + " in decimal digits, or unset)");
 }
 

@@ -247,6 +247,8 @@ expect_refused("--json: cannot write '${WORK}/no-such-dir/r.json'" --json ${WORK
 expect_refused("--plot: '${WORK}' is a directory" --plot ${WORK})
 set(env EW_DEVICE=abc)
 expect_refused("EW_DEVICE='abc' is not a device index \\(accepted: a GPU index 0\\.\\.2147483647" --no-peers)
+set(env EW_DEVICE=0,1)
+expect_refused("EW_DEVICE='0,1' lists several GPUs; ew-roofline measures one" --no-peers)
 set(env "")
 
 # 3. --help and -h: the usage on stdout, which says what no options do, and exit status 0.

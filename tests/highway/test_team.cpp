@@ -11,6 +11,8 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <random>
 #include <thread>
 #include <vector>
@@ -204,6 +206,26 @@ TEST(Team, AThreadThatCannotStartIsAnErrorAndNothingIsWritten) {
   for (std::size_t i = 0; i < n; ++i) want[i] = a[i] + b[i];
   EXPECT_EXIT(std::_Exit(add_with_no_room_for_threads(a, b, want)), ::testing::ExitedWithCode(0), "");
 #endif
+}
+
+// EW_SPIN_US is decimal digits from 0 to 1000000 (docs/environment.md), refused otherwise when
+// a highway context is made. Read once per process: each value in a fresh one.
+int context_with_spin_window(const char* text) {
+  setenv("EW_SPIN_US", text, 1);
+  try {
+    ew::Context ctx(ew::Backend::highway);
+  } catch (const ew::Error& e) {
+    return e.code() == ew::Errc::invalid_argument && std::strstr(e.what(), "EW_SPIN_US") ? 10 : 11;
+  }
+  return 0;
+}
+
+TEST(Team, SpinWindowFromTheEnvironment) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");  // a new process, in which nothing read it yet
+  for (const char* good : {"0", "200", "1000000"})
+    EXPECT_EXIT(std::_Exit(context_with_spin_window(good)), ::testing::ExitedWithCode(0), "") << "'" << good << "'";
+  for (const char* bad : {"abc", "-1", "-0", "+5", " 5", "5 ", "\n7", "1000001", "99999999", "0x10"})
+    EXPECT_EXIT(std::_Exit(context_with_spin_window(bad)), ::testing::ExitedWithCode(10), "") << "'" << bad << "'";
 }
 
 }  // namespace
