@@ -2,8 +2,14 @@
 
 namespace ew::detail::cuda {
 
+// The errors after which, driver_types.h says, the process must be terminated and relaunched
+// to use CUDA again.
 bool is_sticky(cudaError_t e) noexcept {
   switch (e) {
+    case cudaErrorContained:
+    case cudaErrorTensorMemoryLeak:
+    case cudaErrorMpsClientTerminated:
+    case cudaErrorExternalDevice:
     case cudaErrorIllegalAddress:
     case cudaErrorLaunchFailure:
     case cudaErrorLaunchTimeout:

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <exception>
 #include <string>
 
 #if defined(__x86_64__)
@@ -144,10 +145,23 @@ void CachingAllocator::release_cached() noexcept {
 
 CopyTeam::CopyTeam(int threads, bool streaming_stores)
     : shares_(threads < 1 ? 1 : threads), streaming_stores_(streaming_stores) {
-  for (int w = 1; w < shares_; ++w) workers_.emplace_back([this, w] { work(w); });
+  // A thread that cannot be started (the process's thread or memory limit): the workers
+  // started so far are stopped and joined before the error leaves, since unwinding would
+  // destroy the condition variable they wait on (that hung) and their joinable threads.
+  try {
+    workers_.reserve(static_cast<std::size_t>(shares_ - 1));
+    for (int w = 1; w < shares_; ++w) workers_.emplace_back([this, w] { work(w); });
+  } catch (const std::exception& e) {
+    stop();
+    throw Error(Errc::out_of_memory, "cuda: the host copy team could not start thread " +
+                                         std::to_string(workers_.size() + 1) + " of " + std::to_string(shares_ - 1) +
+                                         " (" + e.what() + "); ask for fewer threads (ContextOptions::threads)");
+  }
 }
 
-CopyTeam::~CopyTeam() {
+CopyTeam::~CopyTeam() { stop(); }
+
+void CopyTeam::stop() noexcept {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stop_ = true;

@@ -77,6 +77,7 @@ class CopyTeam {
  private:
   void copy_share(int share) const;
   void work(int share);
+  void stop() noexcept;  // the workers told to end, and joined
 
   int shares_;
   bool streaming_stores_;

@@ -3,6 +3,8 @@
 // stream, device selection, out-of-memory, caller-allocated and misaligned pointers,
 // 64-bit indexing, and the probe and the host copy team on machines without a driver.
 #include <cuda_runtime.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -14,6 +16,7 @@
 #include <vector>
 
 #include "architectures.hpp"
+#include "cuda_error.hpp"
 #include "cuda_test_support.hpp"
 #include "gpu_thread_context.hpp"
 #include "kernels.hpp"
@@ -60,6 +63,55 @@ TEST(CudaCopyTeam, CopiesEverySegmentExactlyWithAndWithoutStreamingStores) {
           ASSERT_EQ(*g, 0xA5) << "written after segment " << k;
       }
     }
+}
+
+// A copy team that cannot start all its threads (here: the address space limited, so that
+// no new thread gets its stack) stops the ones it started and throws ew::Error(out_of_memory);
+// unwinding past them once hung the process. In a child process, with an alarm.
+int copy_team_with_no_room_for_threads() {
+  alarm(60);
+  long pages = 0;
+  if (FILE* statm = std::fopen("/proc/self/statm", "r")) {
+    if (std::fscanf(statm, "%ld", &pages) != 1) pages = 0;
+    std::fclose(statm);
+  }
+  if (pages <= 0) return 3;
+  const rlimit limit{static_cast<rlim_t>(pages) * static_cast<rlim_t>(sysconf(_SC_PAGESIZE)) + (rlim_t(64) << 20),
+                     RLIM_INFINITY};
+  if (setrlimit(RLIMIT_AS, &limit) != 0) return 4;
+  try {
+    ew::detail::cuda::CopyTeam team(256);
+  } catch (const Error& e) {
+    const bool named = std::strstr(e.what(), "copy team could not start thread") != nullptr;
+    return e.code() == Errc::out_of_memory && named ? 0 : 5;
+  }
+  return 6;  // every thread started: the limit did not bite
+}
+
+TEST(CudaCopyTeam, AThreadThatCannotStartIsAnError) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "a sanitizer's own allocations need the address space this test takes away";
+#else
+  EXPECT_EXIT(std::_Exit(copy_team_with_no_room_for_threads()), ::testing::ExitedWithCode(0), "");
+#endif
+}
+
+// The errors after which CUDA is unusable in the process are device_fatal, the rest
+// device_error or out_of_memory (driver_types.h: "the process must be terminated").
+TEST(CudaErrors, ProcessFatalErrorsAreDeviceFatal) {
+  auto code_of = [](cudaError_t e) {
+    try {
+      detail::cuda::throw_error(e, "a call");
+    } catch (const Error& error) {
+      return error.code();
+    }
+    return Errc::internal;
+  };
+  for (cudaError_t e : {cudaErrorIllegalAddress, cudaErrorLaunchFailure, cudaErrorContained, cudaErrorTensorMemoryLeak,
+                        cudaErrorMpsClientTerminated, cudaErrorExternalDevice})
+    EXPECT_EQ(code_of(e), Errc::device_fatal) << cudaGetErrorName(e);
+  EXPECT_EQ(code_of(cudaErrorMemoryAllocation), Errc::out_of_memory);
+  EXPECT_EQ(code_of(cudaErrorInvalidValue), Errc::device_error);
 }
 
 // Runs in CI (label cpu): there cudaGetDeviceCount fails, and cuda must say so. On a GPU
