@@ -124,9 +124,15 @@ struct Part {
 std::mutex parts_mutex;
 std::vector<Part> parts_seen;
 
+// Which shard waited, and how: its synchronize() and wait_idle() calls, by shard index (the
+// order of creation), and a shard that fails its ops on purpose.
+std::vector<int> synchronized(8), waited(8);
+int recorders_made = 0, failing_shard = -1;
+
 class Recorder final : public detail::BackendImpl {
  public:
   void run(const detail::OpCall& c) override {
+    if (index_ == failing_shard) throw Error(Errc::out_of_memory, "no scratch on purpose");
     record(c.out, c.n);
     inner_->run(c);
   }
@@ -139,10 +145,18 @@ class Recorder final : public detail::BackendImpl {
     record(c.out, c.n);
     inner_->run_convert(c);
   }
-  void synchronize() override {}
+  void synchronize() override {
+    std::lock_guard<std::mutex> lock(parts_mutex);
+    ++synchronized[index_];
+  }
+  void wait_idle() noexcept override {
+    std::lock_guard<std::mutex> lock(parts_mutex);
+    ++waited[index_];
+  }
   bool accepts(MemorySpace) const override { return true; }
 
  private:
+  const int index_ = recorders_made++ % 8;
   static void record(const void* out, std::size_t n) {
     std::lock_guard<std::mutex> lock(parts_mutex);
     parts_seen.push_back({out, n});
@@ -269,6 +283,38 @@ TEST(MultiDeviceSplit, RefusesReductionsAndDeviceBuffersNamingTheDevices) {
   expect_error(Errc::invalid_argument, [&] { md.native_stream(); }, "a stream on each of devices 0,1");
   const Error e = detail::on_device(1, Error(Errc::out_of_memory, "cuda: cudaMalloc failed"));
   EXPECT_STREQ(e.what(), "ew::Error [out_of_memory]: device 1: cuda: cudaMalloc failed");
+}
+
+// A Buffer's upload or download on a context over several devices follows every device's
+// queue, not device 0's alone (pinned and managed Buffers are split over all of them).
+TEST(MultiDeviceSplit, CopiesWaitForEveryDevice) {
+  recorders_made = 0;
+  detail::MultiDevice md(recorders, ContextOptions{}, {0, 1, 2});
+  std::fill(synchronized.begin(), synchronized.end(), 0);
+  const std::vector<float> from = random_vector<float>(1000);
+  std::vector<float> to(1000, poison<float>());
+  md.copy_bytes(to.data(), from.data(), 1000 * sizeof(float));
+  EXPECT_EQ(std::memcmp(to.data(), from.data(), 1000 * sizeof(float)), 0);
+  EXPECT_EQ(synchronized[1], 1);
+  EXPECT_EQ(synchronized[2], 1);
+}
+
+// A call one device fails has every device's work waited for before it throws: the others'
+// parts may still be running on the caller's pinned or managed memory.
+TEST(MultiDeviceSplit, AFailedShardWaitsForEveryDeviceBeforeItThrows) {
+  recorders_made = 0;
+  detail::MultiDevice md(recorders, ContextOptions{}, {0, 1, 2});
+  std::fill(waited.begin(), waited.end(), 0);
+  failing_shard = 1;
+  const std::vector<float> a = random_vector<float>(100003), b = random_vector<float>(100003);
+  std::vector<float> out(a.size());
+  detail::OpCall c{Op::add, DType::f32, a.size(), a.data(), b.data(), out.data(), 1.0, 0.0,
+                   MemorySpace::managed, MemorySpace::managed, MemorySpace::managed};
+  expect_error(Errc::out_of_memory, [&] { md.run(c); }, "device 1: no scratch on purpose");
+  failing_shard = -1;
+  for (int k = 0; k < 3; ++k) EXPECT_EQ(waited[k], 1) << "shard " << k;
+  std::lock_guard<std::mutex> lock(parts_mutex);
+  parts_seen.clear();
 }
 
 class Sharded : public testing::TestWithParam<Backend> {

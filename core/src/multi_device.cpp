@@ -96,6 +96,7 @@ void MultiDevice::each(bool in_parallel, F&& f) {
   };
   if (in_parallel) {
     std::vector<std::thread> threads;
+    threads.reserve(count);  // no allocation between two threads' starts
     for (std::size_t k = 1; k < count; ++k) {
       try {
         threads.emplace_back(one, k);
@@ -108,6 +109,11 @@ void MultiDevice::each(bool in_parallel, F&& f) {
   } else {
     for (std::size_t k = 0; k < count; ++k) one(k);
   }
+  // A shard that failed leaves the others' work queued on the caller's pinned or managed
+  // memory: it is waited for, so that once the call has thrown nothing it started still
+  // touches that memory (as on one device).
+  if (std::any_of(failed.begin(), failed.end(), [](const std::exception_ptr& e) { return e != nullptr; }))
+    for (auto& shard : shards_) shard->wait_idle();
   for (std::size_t k = 0; k < count; ++k) {
     if (!failed[k]) continue;
     try {
@@ -197,11 +203,16 @@ void MultiDevice::deallocate(void* p, MemorySpace space) noexcept {
   shards_[0]->deallocate(p, space);
 }
 
+// A Buffer of this context is pinned or managed memory that every device's work may read or
+// write: the copy waits for all of it, as a one-device context's copy follows its queue.
 void MultiDevice::copy_bytes(void* dst, const void* src, std::size_t bytes) {
+  std::size_t k = 0;
   try {
+    for (k = 1; k < shards_.size(); ++k) shards_[k]->synchronize();
+    k = 0;
     shards_[0]->copy_bytes(dst, src, bytes);
   } catch (const Error& e) {
-    throw on_device(devices_[0], e);
+    throw on_device(devices_[k], e);
   }
 }
 
