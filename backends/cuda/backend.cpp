@@ -63,9 +63,10 @@ class CudaBackend final : public BackendImpl {
       : device_pool_(&malloc_device, &cudaFree, "cudaMalloc"),
         pinned_pool_(&malloc_pinned, &cudaFreeHost, "cudaMallocHost"),
         managed_pool_(&malloc_managed, &cudaFree, "cudaMallocManaged") {
-    if (o.staging_bytes != 0 && o.staging_bytes < kMinStagingBytes)
-      throw Error(Errc::invalid_argument, "ContextOptions::staging_bytes must be 0 (the default, 96 MiB) or at least " +
-                                              std::to_string(kMinStagingBytes) + " bytes");
+    if (o.staging_bytes != 0 && (o.staging_bytes < kMinStagingBytes || o.staging_bytes > kMaxStagingBytes))
+      throw Error(Errc::invalid_argument, "ContextOptions::staging_bytes must be 0 (the default, 96 MiB) or " +
+                                              std::to_string(kMinStagingBytes) + " to " +
+                                              std::to_string(kMaxStagingBytes) + " bytes (1 TiB)");
     staging_bytes_ = o.staging_bytes ? o.staging_bytes : kDefaultStagingBytes;
     copy_threads_ = o.threads > 0 ? o.threads : std::max(1u, std::thread::hardware_concurrency());
     if (o.stream && !is_default_stream_handle(o.stream)) {

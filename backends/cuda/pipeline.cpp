@@ -22,16 +22,23 @@ Residence residence(MemorySpace s) {
 
 HostPipeline::HostPipeline(std::size_t staging_bytes, int copy_threads)
     : chunk_bytes_(pipeline_chunk_bytes(staging_bytes)), copy_threads_(copy_threads) {
-  for (Slot& s : slots_) {
-    check(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags (pipeline)");
-    check(cudaEventCreateWithFlags(&s.done, cudaEventDisableTiming), "cudaEventCreateWithFlags (pipeline)");
+  try {
+    for (Slot& s : slots_) {
+      check(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags (pipeline)");
+      check(cudaEventCreateWithFlags(&s.done, cudaEventDisableTiming), "cudaEventCreateWithFlags (pipeline)");
+    }
+    check(cudaEventCreateWithFlags(&ready_, cudaEventDisableTiming), "cudaEventCreateWithFlags (pipeline)");
+  } catch (...) {
+    release();  // what was made before the failure (no destructor runs; the next call retries)
+    throw;
   }
-  check(cudaEventCreateWithFlags(&ready_, cudaEventDisableTiming), "cudaEventCreateWithFlags (pipeline)");
 }
+
+HostPipeline::~HostPipeline() { release(); }
 
 // Clears only an error of its own (one that failed here): an error the application has yet to
 // read stays for it.
-HostPipeline::~HostPipeline() {
+void HostPipeline::release() noexcept {
   bool failed = false;
   const auto call = [&failed](cudaError_t e) { failed |= e != cudaSuccess; };
   for (Slot& s : slots_) {

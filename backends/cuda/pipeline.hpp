@@ -21,6 +21,9 @@ namespace ew::detail::cuda {
 // per-chunk costs vanish, small enough that the unoverlapped first chunk costs little.
 inline constexpr std::size_t kDefaultStagingBytes = std::size_t(96) << 20;
 inline constexpr std::size_t kMinStagingBytes = std::size_t(4) << 10;
+// Far above any machine's pinned memory, and low enough that sizes derived from it
+// (regions rounded up, chunks times elements) cannot wrap.
+inline constexpr std::size_t kMaxStagingBytes = std::size_t(1) << 40;
 
 // Two streams (slots): a third let more host-to-device copies run at once and cost 2 %
 // on pinned and 13 % on pageable 512 MiB arrays (H200, 2026-11-22).
@@ -72,6 +75,7 @@ class HostPipeline {
   };
   void run_chunks(const OpCall& call, cudaStream_t main, LaunchShape& shape);
   void abandon() noexcept;
+  void release() noexcept;  // everything made, given back (the destructor's work)
   void ensure_scratch();
   void ensure_staging();
   CopyTeam& team();

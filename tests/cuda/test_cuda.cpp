@@ -381,6 +381,12 @@ TEST_F(Cuda, OutOfMemoryLeavesTheContextUsable) {
   ContextOptions o;
   o.staging_bytes = 100;
   expect_error(Errc::invalid_argument, [&] { Context small(Backend::cuda, o); }, "staging_bytes");
+  // "No limit" is refused too: the expression path's scratch of staging_bytes plus its
+  // regions' rounding once wrapped to a few KiB, and its chunks ran past it.
+  o.staging_bytes = SIZE_MAX;
+  expect_error(Errc::invalid_argument, [&] { Context huge(Backend::cuda, o); }, "staging_bytes");
+  o.staging_bytes = std::size_t(1) << 40;
+  Context largest(Backend::cuda, o);  // allocates nothing until a pageable operand needs it
 }
 
 TEST_F(Cuda, SteadyStateBuffersComeFromThePool) {
