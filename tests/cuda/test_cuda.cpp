@@ -3,7 +3,6 @@
 // stream, device selection, out-of-memory, caller-allocated and misaligned pointers,
 // 64-bit indexing, and the probe and the host copy team on machines without a driver.
 #include <cuda_runtime.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,6 +14,7 @@
 #include <memory>
 #include <vector>
 
+#include "address_space_limit.hpp"
 #include "architectures.hpp"
 #include "cuda_error.hpp"
 #include "cuda_test_support.hpp"
@@ -70,15 +70,7 @@ TEST(CudaCopyTeam, CopiesEverySegmentExactlyWithAndWithoutStreamingStores) {
 // unwinding past them once hung the process. In a child process, with an alarm.
 int copy_team_with_no_room_for_threads() {
   alarm(60);
-  long pages = 0;
-  if (FILE* statm = std::fopen("/proc/self/statm", "r")) {
-    if (std::fscanf(statm, "%ld", &pages) != 1) pages = 0;
-    std::fclose(statm);
-  }
-  if (pages <= 0) return 3;
-  const rlimit limit{static_cast<rlim_t>(pages) * static_cast<rlim_t>(sysconf(_SC_PAGESIZE)) + (rlim_t(64) << 20),
-                     RLIM_INFINITY};
-  if (setrlimit(RLIMIT_AS, &limit) != 0) return 4;
+  if (!limit_address_space_to_current_plus(std::size_t(64) << 20)) return 4;
   try {
     ew::detail::cuda::CopyTeam team(256);
   } catch (const Error& e) {

@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 #include <omp.h>
 #include <sched.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -17,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "address_space_limit.hpp"
 #include "ew/ew.hpp"
 #include "team.hpp"
 #include "test_support.hpp"
@@ -168,16 +168,7 @@ int add_with_no_room_for_threads(const std::vector<float>& a, const std::vector<
   ew::ContextOptions many;
   many.threads = 256;
   ew::Context wide(ew::Backend::highway, many);
-  // The space in use now, plus 64 MiB: a few 8 MiB thread stacks fit, 255 do not.
-  long pages = 0;
-  if (FILE* statm = std::fopen("/proc/self/statm", "r")) {
-    if (std::fscanf(statm, "%ld", &pages) != 1) pages = 0;
-    std::fclose(statm);
-  }
-  if (pages <= 0) return 3;
-  const rlimit limit{static_cast<rlim_t>(pages) * static_cast<rlim_t>(sysconf(_SC_PAGESIZE)) + (rlim_t(64) << 20),
-                     RLIM_INFINITY};
-  if (setrlimit(RLIMIT_AS, &limit) != 0) return 4;
+  if (!ew::test::limit_address_space_to_current_plus(std::size_t(64) << 20)) return 4;  // 255 stacks do not fit
   try {
     ew::add<float>(wide, a, b, out);
     return 5;  // no error
