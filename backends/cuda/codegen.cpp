@@ -38,6 +38,30 @@ std::string constant_literal(DType d, double value) {
   return text;
 }
 
+bool is_comparison(Opcode op) {
+  return op == Opcode::lt || op == Opcode::le || op == Opcode::gt || op == Opcode::ge || op == Opcode::eq ||
+         op == Opcode::ne;
+}
+
+// A comparison's 0 or 1 as a value of type T. A cast of a comparison is written as the
+// comparison in the cast's type, not as a conversion of the comparison's value: ptxas
+// 12.9 and 13.0 (NVRTC's, the one in the toolkit alike; not 13.5) miscompiled that
+// conversion, f64 0/1 to f32, in one random expression's kernel. Under register pressure
+// the 0/1 doubles of neighbouring elements shared the register of their low (zero) word,
+// and ptxas took the second element's conversion for a copy of the first's, though the
+// high word between them had been written anew: one element in four took its neighbour's
+// value (H200, 2026-12-02; bench/cuda/results/h200-2026-12-02-ptxas/). Written this way
+// there is no conversion to get wrong, and one instruction less.
+std::string comparison(const Instr& in, const std::string& T) {
+  const char* op = in.op == Opcode::lt   ? " < "
+                   : in.op == Opcode::le ? " <= "
+                   : in.op == Opcode::gt ? " > "
+                   : in.op == Opcode::ge ? " >= "
+                   : in.op == Opcode::eq ? " == "
+                                         : " != ";
+  return "(" + reg(in.arg[0]) + op + reg(in.arg[1]) + " ? " + T + "(1) : " + T + "(0))";
+}
+
 // One statement per instruction, the semantics of element_eval.hpp's eval_element and
 // apply_instr, every operation through the kit.
 std::string instruction(const Program& p, int k) {
@@ -58,7 +82,9 @@ std::string instruction(const Program& p, int k) {
     case Opcode::cast:
       // To a 16-bit type: rounded once (from f64 straight), kept as the float it is;
       // f64 -> f32 rounds to nearest even; the rest is exact.
-      if (is_storage16(in.dtype))
+      if (is_comparison(p.code[in.arg[0]].op))
+        v = comparison(p.code[in.arg[0]], T);  // 0 or 1 in any dtype; see comparison()
+      else if (is_storage16(in.dtype))
         v = conversion("to_float", in.dtype) + "(" +
             conversion(std::string("from_") + type_name(p.code[in.arg[0]].dtype), in.dtype) + "(" + a + "))";
       else
@@ -85,12 +111,12 @@ std::string instruction(const Program& p, int k) {
     case Opcode::div: v = K + "::div(" + a + ", " + b + ")"; break;
     case Opcode::min: v = "ew::math::min<" + K + ">(" + a + ", " + b + ")"; break;
     case Opcode::max: v = "ew::math::max<" + K + ">(" + a + ", " + b + ")"; break;
-    case Opcode::lt: v = "(" + a + " < " + b + " ? " + T + "(1) : " + T + "(0))"; break;
-    case Opcode::le: v = "(" + a + " <= " + b + " ? " + T + "(1) : " + T + "(0))"; break;
-    case Opcode::gt: v = "(" + a + " > " + b + " ? " + T + "(1) : " + T + "(0))"; break;
-    case Opcode::ge: v = "(" + a + " >= " + b + " ? " + T + "(1) : " + T + "(0))"; break;
-    case Opcode::eq: v = "(" + a + " == " + b + " ? " + T + "(1) : " + T + "(0))"; break;
-    case Opcode::ne: v = "(" + a + " != " + b + " ? " + T + "(1) : " + T + "(0))"; break;
+    case Opcode::lt:
+    case Opcode::le:
+    case Opcode::gt:
+    case Opcode::ge:
+    case Opcode::eq:
+    case Opcode::ne: v = comparison(in, T); break;
     case Opcode::fma: v = K + "::fma(" + a + ", " + b + ", " + c + ")"; break;
     case Opcode::select: {
       // The condition in its own dtype; NaN != 0 takes the first branch.

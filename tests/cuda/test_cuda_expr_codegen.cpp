@@ -205,6 +205,18 @@ TEST(CudaExprCodegen, ConstantsKeepTheirBits) {
   EXPECT_EQ(s.find('@'), std::string::npos) << "a placeholder of the skeleton was left";
 }
 
+// A cast of a comparison is the comparison in the cast's type, never a conversion of its
+// 0 or 1 (ptxas 12.9 and 13.0 miscompiled that conversion: codegen.cpp, comparison()).
+TEST(CudaExprCodegen, CastOfAComparisonIsTheComparisonInTheCastsType) {
+  const Expr a = input<double>(0), b = input<double>(1), h = input(2, DType::f16);
+  const Kernel k = compile({cast<float>(a >= b), cast(a < b, DType::bf16), cast<double>(h != h)});
+  const std::string s = generate_expr_kernel(k.program(), ExprAlignment::any).text;
+  EXPECT_NE(s.find("const float r3 = (r0 >= r1 ? float(1) : float(0));  // cast"), std::string::npos) << s;
+  EXPECT_NE(s.find("const float r5 = (r0 < r1 ? float(1) : float(0));  // cast"), std::string::npos) << s;
+  EXPECT_NE(s.find("const double r8 = (r6 != r6 ? double(1) : double(0));  // cast"), std::string::npos) << s;
+  EXPECT_EQ(s.find("static_cast<float>(r2)"), std::string::npos) << s;
+}
+
 // The expression kernel's bulk tiles' bytes in flight follow the bandwidth per SM: cub's
 // 48 KiB at an H100's, more on an H200, never below 48 KiB or above 96 KiB, 48 KiB when the
 // peak is unknown; the expression tuning hook refuses what it cannot mean.
