@@ -9,7 +9,7 @@ export LD_LIBRARY_PATH=/opt/ewdeps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 # The copy without the fix, configured beside it.
 rm -rf /tmp/nofix && mkdir /tmp/nofix && tar --exclude=./build-gpu -cf - . | tar -xf - -C /tmp/nofix
-(cd /tmp/nofix && { git apply -R $D/the-fix.patch || patch -R -p1 < $D/the-fix.patch; } > $OUT/revert.log 2>&1 && grep -c 'is_comparison' backends/cuda/codegen.cpp && bash tools/gpu/prepare.sh build-gpu -DEW_ENABLE_KOKKOS=OFF -DEW_ENABLE_HIGHWAY=OFF > $OUT/nofix-configure.log 2>&1) || { echo "revert/configure failed"; tail $OUT/revert.log $OUT/nofix-configure.log; }
+(cd /tmp/nofix && { git apply -R $D/the-fix.patch || patch -R -p1 < $D/the-fix.patch; } > $OUT/revert.log 2>&1 && echo "is_comparison left: $(grep -c is_comparison backends/cuda/codegen.cpp)" && bash tools/gpu/prepare.sh build-gpu -DEW_ENABLE_KOKKOS=OFF -DEW_ENABLE_HIGHWAY=OFF > $OUT/nofix-configure.log 2>&1) || { echo "revert/configure failed"; tail $OUT/revert.log $OUT/nofix-configure.log; }
 cmake --build build-gpu -j 16 --target ew_expr_tests ew_cuda_expr_codegen_tests > $OUT/build.log 2>&1; echo "build rc=$?"
 (cd /tmp/nofix && cmake --build build-gpu -j 16 --target ew_expr_tests > $OUT/nofix-build.log 2>&1); echo "nofix build rc=$?"
 run() {  # $1: label, $2: tree; the replay, then ExprPastFailure, each in a fresh cache
