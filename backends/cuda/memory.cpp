@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <cstring>
 #include <exception>
+#include <new>
 #include <string>
 
 #if defined(__x86_64__)
@@ -111,11 +112,21 @@ void* CachingAllocator::allocate(std::size_t bytes) {
   if (bytes == 0) return nullptr;
   const std::size_t cls = size_class(bytes);
   if (cls < bytes) throw Error(Errc::out_of_memory, std::string("cuda: ") + what_ + " of " + std::to_string(bytes) + " bytes");
+  // The host memory to remember a block by is taken before the block, so that a block is
+  // never held without a record (it would be lost) nor recorded twice.
+  const auto no_host_memory = [&] {
+    return Error(Errc::out_of_memory, std::string("cuda: ") + what_ + " of " + std::to_string(bytes) +
+                                          " bytes: no host memory to keep track of it");
+  };
   auto it = cached_.find(cls);
   if (it != cached_.end()) {
     void* p = it->second;
+    try {
+      live_.emplace(p, cls);
+    } catch (const std::bad_alloc&) {
+      throw no_host_memory();  // the block stays cached
+    }
     cached_.erase(it);
-    live_.emplace(p, cls);
     return p;
   }
   void* p = nullptr;
@@ -126,7 +137,12 @@ void* CachingAllocator::allocate(std::size_t bytes) {
     e = alloc_(&p, cls);
   }
   if (e != cudaSuccess) throw_error(e, std::string(what_) + " of " + std::to_string(bytes) + " bytes");
-  live_.emplace(p, cls);
+  try {
+    live_.emplace(p, cls);
+  } catch (const std::bad_alloc&) {
+    free_(p);
+    throw no_host_memory();
+  }
   return p;
 }
 
@@ -134,7 +150,13 @@ void CachingAllocator::deallocate(void* p) noexcept {
   if (!p) return;
   auto it = live_.find(p);
   if (it == live_.end()) return;  // not ours: nothing to give back
-  cached_.emplace(it->second, p);
+  // Caching the block takes host memory; without it the block goes back to CUDA (whose
+  // free waits for the device, as a reuse in stream order would have).
+  try {
+    cached_.emplace(it->second, p);
+  } catch (const std::bad_alloc&) {
+    free_(p);
+  }
   live_.erase(it);
 }
 

@@ -24,6 +24,23 @@
 
 int architecture_seen_by_a_kernel();  // architecture_seen.cu
 
+// The n-th next host allocation of this thread fails, once (0: none): the caching
+// allocator's bookkeeping without memory. The replacements pair malloc with free, which
+// GCC cannot see from the calls it inlines.
+namespace {
+thread_local int failing_host_allocation = 0;
+}
+void* operator new(std::size_t bytes) {
+  if (failing_host_allocation > 0 && --failing_host_allocation == 0) throw std::bad_alloc();
+  if (void* p = std::malloc(bytes ? bytes : 1)) return p;
+  throw std::bad_alloc();
+}
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+#pragma GCC diagnostic pop
+
 namespace ew::test {
 namespace {
 
@@ -86,6 +103,55 @@ TEST(CudaCopyTeam, AThreadThatCannotStartIsAnError) {
 #else
   EXPECT_EXIT(std::_Exit(copy_team_with_no_room_for_threads()), ::testing::ExitedWithCode(0), "");
 #endif
+}
+
+// The caching allocator (runs in CI: host memory stands in for the device's) when the host
+// has no memory for its records: allocate throws out_of_memory holding nothing, deallocate
+// (noexcept: it runs in destructors) frees the block instead of caching it, and a cached
+// block stays cached. Every block is freed once, and none twice.
+int device_blocks = 0, device_frees = 0;
+cudaError_t fake_alloc(void** p, std::size_t bytes) {
+  *p = std::malloc(bytes);
+  ++device_blocks;
+  return *p ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+cudaError_t fake_free(void* p) {
+  std::free(p);
+  ++device_frees;
+  return cudaSuccess;
+}
+
+TEST(CudaCachingAllocator, NoHostMemoryForItsRecordsLosesNoBlock) {
+  device_blocks = device_frees = 0;
+  {
+    detail::cuda::CachingAllocator pool(fake_alloc, fake_free, "test memory");
+    void* a = pool.allocate(1000);
+    failing_host_allocation = 1;
+    pool.deallocate(a);  // no room to cache it: freed
+    EXPECT_EQ(failing_host_allocation, 0) << "the allocator took no host memory to cache the block";
+    EXPECT_EQ(device_frees, 1);
+
+    failing_host_allocation = 1;
+    try {
+      (void)pool.allocate(1000);  // a new block, no room to record it: freed, out_of_memory
+      ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), Errc::out_of_memory);
+      EXPECT_NE(std::string(e.what()).find("no host memory"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(device_blocks, 2);
+    EXPECT_EQ(device_frees, 2);
+
+    void* b = pool.allocate(1000);
+    pool.deallocate(b);  // cached
+    failing_host_allocation = 1;
+    EXPECT_THROW((void)pool.allocate(1000), Error);  // the cached block, no room to record it: stays cached
+    void* c = pool.allocate(1000);
+    EXPECT_EQ(c, b) << "the cached block was lost";
+    EXPECT_EQ(device_blocks, 3);
+    pool.deallocate(c);
+  }
+  EXPECT_EQ(device_frees, device_blocks);
 }
 
 // The errors after which CUDA is unusable in the process are device_fatal, the rest
