@@ -33,12 +33,14 @@
 #define EW_HIGHWAY_EXPR_INL_H_
 #endif
 
-#include <atomic>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <new>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -661,26 +663,57 @@ inline void Decode(const ExprCall& call, std::size_t streaming_bytes, std::size_
   plan.block = forced_block ? forced_block : expr_block_elements(plan.registers, input_bytes, plan.prefetch);
 }
 
-// Each thread's register file and padded input copies, 64-byte aligned, kept between calls.
-class Workspace {
+// The register files and padded input copies of a call too large for the stack, 64-byte
+// aligned: one per thread of the call, all had before any output is written (a call that
+// cannot have them throws with nothing written, and an in-place input intact), kept by the
+// calling thread for its next calls. Each piece takes one and gives it back.
+class Workspaces {
  public:
-  ~Workspace() { std::free(base_); }
-  // Null when the memory cannot be had.
-  char* Get(std::size_t bytes) {
+  ~Workspaces() { Release(); }
+  // At least `count` workspaces of `bytes` each; false when the memory cannot be had.
+  bool Reserve(std::size_t count, std::size_t bytes) {
     bytes = (bytes + 63) / 64 * 64;  // aligned_alloc wants a multiple of the alignment
-    if (bytes > bytes_) {
-      std::free(base_);
-      bytes_ = 0;
-      base_ = static_cast<char*>(std::aligned_alloc(64, bytes));
-      if (base_) bytes_ = bytes;
+    if (bytes > bytes_) Release(), bytes_ = bytes;
+    try {
+      all_.reserve(count), free_.reserve(count);
+    } catch (const std::bad_alloc&) {
+      return false;
     }
-    return base_;
+    while (all_.size() < count) {
+      char* p = static_cast<char*>(std::aligned_alloc(64, bytes_));
+      if (!p) return false;
+      all_.push_back(p), free_.push_back(p);
+    }
+    return true;
+  }
+  // Never empty: no more pieces run at once than the call has threads.
+  char* Take() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    char* p = free_.back();
+    free_.pop_back();
+    return p;
+  }
+  void Give(char* p) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    free_.push_back(p);  // within the capacity reserved
   }
 
  private:
-  char* base_ = nullptr;
+  void Release() {
+    for (char* p : all_) std::free(p);
+    all_.clear(), free_.clear();
+  }
+  std::mutex mutex_;
+  std::vector<char*> all_, free_;
   std::size_t bytes_ = 0;
 };
+
+// Registers and padded inputs of one piece: on its thread's stack when they fit (most
+// programs), else in a workspace of the call's.
+constexpr std::size_t kStackWorkspaceBytes = (std::size_t(32) << 10) + max_expr_inputs * kStageBytes;
+inline std::size_t WorkspaceBytes(const Plan& plan) {
+  return plan.registers * plan.block * sizeof(double) + plan.reads * kStageBytes;
+}
 
 // The bytes of a whole vector of an output's elements (16-bit ones stored as whole vectors
 // of uint16_t, two f32 vectors each).
@@ -813,15 +846,11 @@ inline void RunBlock(const Plan& plan, Block& b, char* staging, std::size_t star
 // One thread's piece [begin, end): a head up to the first vector-aligned element of
 // output 0 when the piece is longer than a block, whole blocks, the rest's whole vectors,
 // then its last partial vector.
-inline bool RunPiece(const Plan& plan, std::size_t begin, std::size_t end) {
-  // Registers and padded inputs: on this thread's stack when they fit (most programs),
-  // else in memory the thread keeps.
-  alignas(64) char on_stack[(std::size_t(32) << 10) + max_expr_inputs * kStageBytes];
-  thread_local Workspace workspace;
+inline void RunPiece(const Plan& plan, Workspaces& workspaces, std::size_t begin, std::size_t end) {
+  alignas(64) char on_stack[kStackWorkspaceBytes];
   const std::size_t register_bytes = plan.block * sizeof(double);
-  const std::size_t bytes = plan.registers * register_bytes + plan.reads * kStageBytes;
-  char* base = bytes <= sizeof on_stack ? on_stack : workspace.Get(bytes);
-  if (!base) return false;
+  const bool own = WorkspaceBytes(plan) > sizeof on_stack;
+  char* base = own ? workspaces.Take() : on_stack;
   Block b;
   b.registers = base;
   b.register_bytes = register_bytes;
@@ -844,7 +873,7 @@ inline bool RunPiece(const Plan& plan, std::size_t begin, std::size_t end) {
   if (vectors) RunBlock(plan, b, staging, i, vectors);
   if (i + vectors < end) RunBlock(plan, b, staging, i + vectors, end - i - vectors);
   if (plan.stream) hwy::FlushStream();  // order the non-temporal stores before the caller's next access
-  return true;
+  if (own) workspaces.Give(base);
 }
 
 }  // namespace expr
@@ -853,13 +882,14 @@ inline bool RunPiece(const Plan& plan, std::size_t begin, std::size_t end) {
 inline bool RunExpr(const ExprCall& call, int threads, std::size_t streaming_bytes, std::size_t forced_block) {
   expr::Plan plan;
   expr::Decode(call, streaming_bytes, forced_block, plan);
-  std::atomic<bool> failed{false};
+  thread_local expr::Workspaces calling_threads;
+  expr::Workspaces& workspaces = calling_threads;  // a lambda names a thread_local without capturing it
+  const std::size_t bytes = expr::WorkspaceBytes(plan);
+  if (bytes > expr::kStackWorkspaceBytes && !workspaces.Reserve(static_cast<std::size_t>(threads < 1 ? 1 : threads), bytes))
+    throw Error(Errc::out_of_memory, "ew::Kernel on the highway backend: no memory for the block registers (" +
+                                         std::to_string(threads) + " x " + std::to_string(bytes) + " bytes)");
   for_each_piece(threads, call.n, plan.out[0].data, size_of(plan.out[0].dtype),
-                 [&](std::size_t begin, std::size_t end) {
-                   if (!expr::RunPiece(plan, begin, end)) failed.store(true, std::memory_order_relaxed);
-                 });
-  if (failed.load())
-    throw Error(Errc::out_of_memory, "ew::Kernel on the highway backend: no memory for the block registers");
+                 [&](std::size_t begin, std::size_t end) { expr::RunPiece(plan, workspaces, begin, end); });
   bool streamed = false;
   for (int k = 0; k < plan.outputs; ++k) streamed |= plan.out[k].stream;
   return streamed;

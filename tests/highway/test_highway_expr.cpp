@@ -15,13 +15,16 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <string>
 #include <tuple>
 #include <vector>
 
+#include "address_space_limit.hpp"
 #include "backend.hpp"
 #include "expr.hpp"
 #include "kernels.hpp"
@@ -499,6 +502,53 @@ TEST(HighwayExprBlocks, ForcedSizeMustSuitEveryTarget) {
   EXPECT_EQ(hw::expr_block_elements(1, 16, false), 256u);
   EXPECT_EQ(hw::expr_block_elements(1000, 0, false), 256u);
   EXPECT_EQ(hw::expr_block_elements(1, 4, true), 128u);
+}
+
+// A call whose block registers cannot be had throws out_of_memory before any output is
+// written, so an output written in place keeps its input. Here the blocks are forced to
+// 65536 elements (megabytes of registers a thread) and the address space limited to room
+// for one thread's; the team's eight threads were started before. A new process (the limit
+// is the process's): EXPECT_EXIT's statement.
+int in_place_with_no_room_for_registers() {
+  const std::size_t n = std::size_t(1) << 20;
+  const std::vector<float> x0 = random_vector<float>(n), y = random_vector<float>(n);
+  const Expr a = input<float>(0), b = input<float>(1);
+  const Kernel k = compile({a * sigmoid(b) + a * b});
+  std::vector<float> want = x0, x = x0;
+  Context scalar(Backend::scalar);
+  k(scalar, {x0, y}, {want});
+  ContextOptions eight;
+  eight.threads = 8;
+  Context ctx(Backend::highway, eight);
+  k(ctx, {x, y}, {x});  // default blocks: registers on the stack; the team's threads start
+  x = x0;
+  hw::set_expr_block_elements(65536);
+  if (!limit_address_space_to_current_plus(std::size_t(4) << 20)) return 4;
+  try {
+    k(ctx, {x, y}, {x});
+    return 5;  // no error
+  } catch (const Error& e) {
+    if (e.code() != Errc::out_of_memory || std::string(e.what()).find("block registers") == std::string::npos) {
+      std::fprintf(stderr, "wrong error: %s\n", e.what());
+      return 6;
+    }
+  }
+  if (std::memcmp(x.data(), x0.data(), n * sizeof(float)) != 0) return 7;  // written although refused
+  const rlimit none{RLIM_INFINITY, RLIM_INFINITY};
+  if (setrlimit(RLIMIT_AS, &none) != 0) return 8;
+  k(ctx, {x, y}, {x});
+  for (std::size_t i = 0; i < n; ++i)
+    if (!same_bits(x[i], want[i])) return 9;
+  return 0;
+}
+
+TEST(HighwayExprBlocks, NoMemoryForTheRegistersIsAnErrorAndNothingIsWritten) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "a sanitizer's own allocations need the address space this test takes away";
+#else
+  GTEST_FLAG_SET(death_test_style, "threadsafe");  // a fresh process: no team, no registers kept yet
+  EXPECT_EXIT(std::_Exit(in_place_with_no_room_for_registers()), ::testing::ExitedWithCode(0), "");
+#endif
 }
 
 std::string name(const testing::TestParamInfo<Param>& info) {
