@@ -29,8 +29,9 @@ class Nvrtc {
 
   // Compiles `source` to a cubin for sm_<arch> (e.g. 90) with the options every
   // expression kernel gets (--fmad=false, -default-device, --std=c++17). Throws
-  // Error(backend_unavailable) when NVRTC is not loaded, Error(device_error) with the
-  // NVRTC log when the source does not compile (a bug of the code generator).
+  // Error(backend_unavailable) when NVRTC is not loaded, cannot load its builtins library
+  // or refuses the architecture, Error(device_error) with the NVRTC log when the source
+  // does not compile (a bug of the code generator).
   std::string compile_cubin(const std::string& source, const std::string& name, int arch) const;
 
   // The loader for a given file list, for tests; instance() uses the list above.

@@ -4,6 +4,7 @@
 // hit, corrupt and foreign files, two processes writing at once); a missing NVRTC and a
 // compile error give their clear errors. Runs where NVRTC can be loaded (CI has the
 // toolkit); skips with the reason elsewhere.
+#include <dlfcn.h>
 #include <filesystem>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -311,6 +312,38 @@ TEST(CudaNvrtc, MissingNvrtcSaysWhereItLooked) {
   ASSERT_GE(usual.size(), 2u);
   EXPECT_EQ(usual[0].rfind("libnvrtc.so.", 0), 0u) << usual[0];
   EXPECT_NE(usual[1].find("/libnvrtc.so."), std::string::npos) << usual[1];
+}
+
+// An NVRTC that cannot use its builtins library is unavailable, not a bug of the generator:
+// the error says which library and where NVRTC looks for it. Here the library NVRTC gets is
+// one with the builtins' soname and none of their contents, loaded before the first compile
+// (NVRTC loads its builtins then) in a new process.
+int compile_with_unusable_builtins() {
+  if (!dlopen(EW_FAKE_NVRTC_BUILTINS, RTLD_NOW | RTLD_GLOBAL)) return 2;
+  const Nvrtc& n = Nvrtc::instance();
+  try {
+    const Kernel k = compile({input<float>(0) + input<float>(1)});
+    n.compile_cubin(generate_expr_kernel(k.program(), ExprAlignment::aligned).text, "ew_expr.cu", kArch);
+    return 3;  // compiled
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    if (e.code() != Errc::backend_unavailable) return 4;
+    if (m.find("libnvrtc-builtins.so." EW_FAKE_NVRTC_BUILTINS_VERSION) == std::string::npos ||
+        m.find("LD_LIBRARY_PATH") == std::string::npos || m.find(n.path()) == std::string::npos) {
+      std::fprintf(stderr, "%s\n", m.c_str());
+      return 5;
+    }
+  }
+  return 0;
+}
+
+TEST(CudaNvrtc, BuiltinsItCannotUseMakeItUnavailable) {
+  EW_NEED_NVRTC();
+  if (Nvrtc::instance().version_string() != EW_FAKE_NVRTC_BUILTINS_VERSION)
+    GTEST_SKIP() << "the test's stand-in builtins are those of NVRTC " EW_FAKE_NVRTC_BUILTINS_VERSION ", this NVRTC is "
+                 << Nvrtc::instance().version_string();
+  GTEST_FLAG_SET(death_test_style, "threadsafe");  // a process whose NVRTC has compiled nothing yet
+  EXPECT_EXIT(std::_Exit(compile_with_unusable_builtins()), ::testing::ExitedWithCode(0), "");
 }
 
 // A fresh directory per test, removed afterwards.
