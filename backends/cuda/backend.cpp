@@ -240,6 +240,9 @@ class CudaBackend final : public BackendImpl {
     // (a pinned pipeline, a kernel on managed memory) would still read it. A device block is
     // only touched in the stream's order.
     if (space == MemorySpace::pinned || space == MemorySpace::managed) wait_idle();
+    // In this context's GPU: a pool frees a block at once when it has no host memory to
+    // cache it by.
+    const ContextScope scope(gpu_->get());
     switch (space) {
       case MemorySpace::device: device_pool_.deallocate(p); break;
       case MemorySpace::pinned: pinned_pool_.deallocate(p); break;

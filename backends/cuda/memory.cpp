@@ -140,7 +140,7 @@ void* CachingAllocator::allocate(std::size_t bytes) {
   try {
     live_.emplace(p, cls);
   } catch (const std::bad_alloc&) {
-    free_(p);
+    if (free_(p) != cudaSuccess) cudaGetLastError();
     throw no_host_memory();
   }
   return p;
@@ -155,7 +155,7 @@ void CachingAllocator::deallocate(void* p) noexcept {
   try {
     cached_.emplace(it->second, p);
   } catch (const std::bad_alloc&) {
-    free_(p);
+    if (free_(p) != cudaSuccess) cudaGetLastError();  // nothing to report from here; the application's error stays its own
   }
   live_.erase(it);
 }

@@ -132,9 +132,10 @@ std::string Nvrtc::compile_cubin(const std::string& source, const std::string& n
     // a bug of the generator; NVRTC's log names the file it wanted.
     if (r == NVRTC_ERROR_BUILTIN_OPERATION_FAILURE)
       throw Error(Errc::backend_unavailable,
-                  "NVRTC " + version_string() + " (" + path_ + ") could not load its builtins library libnvrtc-builtins.so." +
-                      version_string() + ", which it loads through the dynamic loader's search: install it with NVRTC, " +
-                      "or put the directory that holds it on LD_LIBRARY_PATH: " + error_string(r) + "\n" + log);
+                  "NVRTC " + version_string() + " (" + path_ + ") could not load its builtins library (libnvrtc-builtins" +
+                      "[.alt].so." + version_string() + ", named in NVRTC's log below), which it loads through the " +
+                      "dynamic loader's search: install it with NVRTC, or put the directory that holds it on " +
+                      "LD_LIBRARY_PATH: " + error_string(r) + "\n" + log);
     // Options refused are this NVRTC's age, not a bug of the generator: a GPU newer than the
     // toolkit, or EW_NVRTC naming one older than the options need.
     if (r == NVRTC_ERROR_INVALID_OPTION)

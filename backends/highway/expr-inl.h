@@ -884,11 +884,13 @@ inline bool RunExpr(const ExprCall& call, int threads, std::size_t streaming_byt
   expr::Decode(call, streaming_bytes, forced_block, plan);
   thread_local expr::Workspaces calling_threads;
   expr::Workspaces& workspaces = calling_threads;  // a lambda names a thread_local without capturing it
-  const std::size_t bytes = expr::WorkspaceBytes(plan);
-  if (bytes > expr::kStackWorkspaceBytes && !workspaces.Reserve(static_cast<std::size_t>(threads < 1 ? 1 : threads), bytes))
+  const std::size_t bytes = expr::WorkspaceBytes(plan), element = size_of(plan.out[0].dtype);
+  // One a thread that may run a piece: the call's threads, one where it runs inline.
+  const std::size_t count = threads <= 1 || call.n * element < parallel_threshold_bytes() ? 1 : std::size_t(threads);
+  if (bytes > expr::kStackWorkspaceBytes && !workspaces.Reserve(count, bytes))
     throw Error(Errc::out_of_memory, "ew::Kernel on the highway backend: no memory for the block registers (" +
-                                         std::to_string(threads) + " x " + std::to_string(bytes) + " bytes)");
-  for_each_piece(threads, call.n, plan.out[0].data, size_of(plan.out[0].dtype),
+                                         std::to_string(count) + " x " + std::to_string(bytes) + " bytes)");
+  for_each_piece(threads, call.n, plan.out[0].data, element,
                  [&](std::size_t begin, std::size_t end) { expr::RunPiece(plan, workspaces, begin, end); });
   bool streamed = false;
   for (int k = 0; k < plan.outputs; ++k) streamed |= plan.out[k].stream;

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <iterator>
 #include <memory>
+#include <new>
 #include <vector>
 
 #include "address_space_limit.hpp"
@@ -25,8 +26,8 @@
 int architecture_seen_by_a_kernel();  // architecture_seen.cu
 
 // The n-th next host allocation of this thread fails, once (0: none): the caching
-// allocator's bookkeeping without memory. The replacements pair malloc with free, which
-// GCC cannot see from the calls it inlines.
+// allocator's bookkeeping without memory. The replacements (the array forms call them)
+// pair malloc with free, which GCC cannot see from the calls it inlines.
 namespace {
 thread_local int failing_host_allocation = 0;
 }
@@ -37,8 +38,16 @@ void* operator new(std::size_t bytes) {
 }
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+void* operator new(std::size_t bytes, const std::nothrow_t&) noexcept {
+  try {
+    return ::operator new(bytes);
+  } catch (const std::bad_alloc&) {
+    return nullptr;
+  }
+}
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
 #pragma GCC diagnostic pop
 
 namespace ew::test {

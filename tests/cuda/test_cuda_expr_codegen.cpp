@@ -328,7 +328,7 @@ int compile_with_unusable_builtins() {
   } catch (const Error& e) {
     const std::string m = e.what();
     if (e.code() != Errc::backend_unavailable) return 4;
-    if (m.find("libnvrtc-builtins.so." EW_FAKE_NVRTC_BUILTINS_VERSION) == std::string::npos ||
+    if (m.find("its builtins library (libnvrtc-builtins[.alt].so." EW_FAKE_NVRTC_BUILTINS_VERSION) == std::string::npos ||
         m.find("LD_LIBRARY_PATH") == std::string::npos || m.find(n.path()) == std::string::npos) {
       std::fprintf(stderr, "%s\n", m.c_str());
       return 5;
