@@ -885,7 +885,7 @@ inline bool RunExpr(const ExprCall& call, int threads, std::size_t streaming_byt
   thread_local expr::Workspaces calling_threads;
   expr::Workspaces& workspaces = calling_threads;  // a lambda names a thread_local without capturing it
   const std::size_t bytes = expr::WorkspaceBytes(plan), element = size_of(plan.out[0].dtype);
-  // One a thread that may run a piece: the call's threads, one where it runs inline.
+  // One per thread that may run a piece: the call's threads, one where it runs inline.
   const std::size_t count = threads <= 1 || call.n * element < parallel_threshold_bytes() ? 1 : std::size_t(threads);
   if (bytes > expr::kStackWorkspaceBytes && !workspaces.Reserve(count, bytes))
     throw Error(Errc::out_of_memory, "ew::Kernel on the highway backend: no memory for the block registers (" +
