@@ -107,6 +107,7 @@ constexpr std::size_t vector_lanes_from_blocks_per_sm = 16;
 // Built (lanes per thread, loads) pairs; f64 takes those with lanes <= 2, f32 those with
 // lanes <= 4, 16-bit data those with 1 or 8 lanes (built(): each pair costs compile time).
 constexpr ReduceShape shapes[] = {{1, 8}, {1, 16}, {2, 4}, {2, 8}, {2, 16}, {4, 2}, {4, 4}, {4, 8}, {8, 2}, {8, 4}};
+static_assert(sizeof(shapes) / sizeof(shapes[0]) == reduce_shape_count, "Reducer's table of resident blocks has a row a shape");
 
 constexpr int warps_per_cta = 8;
 constexpr int threads_per_cta = warps_per_cta * 32;
@@ -869,7 +870,8 @@ cudaError_t launch_staged(const ReduceCall& c, const Launch& l) {
   });
 }
 
-// CUDA blocks of `kernel` resident on one SM (registers decide), at least 1.
+// CUDA blocks of `kernel` resident on one SM of the current device (registers decide), 0
+// where the query fails.
 template <class Kernel>
 int occupancy(Kernel kernel) {
   int b = 0;
@@ -877,19 +879,12 @@ int occupancy(Kernel kernel) {
     (void)cudaGetLastError();
     b = 0;
   }
-  return b > 0 ? b : 1;
-}
-
-// Asked once per kernel.
-template <Kind kind, class T, int V, int U>
-int resident_for() {
-  static const int blocks = occupancy(sum_kernel<kind, T, V, U>);
-  return blocks;
+  return b > 0 ? b : 0;
 }
 
 template <class T, int V, int U>
 int resident_shape(Kind kind) {
-  return visit_kind(kind, [](auto k) { return resident_for<decltype(k)::value, T, V, U>(); });
+  return visit_kind(kind, [](auto k) { return occupancy(sum_kernel<decltype(k)::value, T, V, U>); });
 }
 
 // The staged kernel of (kind, T) with `slots` pieces a warp: CUDA blocks resident on one SM,
@@ -942,7 +937,7 @@ bool visit_shape(ReduceShape s, F&& f) {
 
 template <class T>
 int resident(Kind kind, ReduceShape s) {
-  int blocks = 1;
+  int blocks = 0;
   visit_shape<T>(s, [&](auto v, auto u) { blocks = resident_shape<T, decltype(v)::value, decltype(u)::value>(kind); });
   return blocks;
 }
@@ -974,11 +969,10 @@ cudaError_t launch_extremum(const ReduceCall& c, const Launch& l) {
                        l.partials, l.indices, l.host_header);
 }
 
-// CUDA blocks of the min/max kernel resident on one SM.
+// CUDA blocks of the min/max kernel resident on one SM, 0 where the query fails.
 template <class T>
 int resident_extremum(Kind kind) {
-  static const int blocks[2] = {occupancy(extremum_kernel<Kind::min, T>), occupancy(extremum_kernel<Kind::max, T>)};
-  return blocks[kind == Kind::min ? 0 : 1];
+  return occupancy(kind == Kind::min ? extremum_kernel<Kind::min, T> : extremum_kernel<Kind::max, T>);
 }
 
 int resident_extremum(DType dtype, Kind kind) {
@@ -1129,6 +1123,26 @@ int Reducer::staged_blocks(const ReduceCall& c, const ReduceTuning& t, int major
   return b > 0 ? b : 0;
 }
 
+// CUDA blocks an SM of the one-pass kernel for this call (the min/max kernel where shape is
+// null), asked of this context's device once: another GPU of the process may run other
+// machine code or have a smaller SM. A failed query is asked again next time, 1 meanwhile.
+int Reducer::resident_blocks(const ReduceCall& c, const ReduceShape* shape) {
+  const int dtype = static_cast<int>(c.dtype), kind = static_cast<int>(c.kind);
+  int* b = nullptr;
+  if (!shape) {
+    b = &extremum_resident_[dtype][c.kind == Kind::min ? 0 : 1];
+  } else {
+    int k = 0;
+    while (k < reduce_shape_count &&
+           !(shapes[k].lanes_per_thread == shape->lanes_per_thread && shapes[k].loads == shape->loads))
+      ++k;
+    if (k == reduce_shape_count || kind >= 4) return 1;  // not a built shape: the launch reports it
+    b = &sum_resident_[dtype][kind][k];
+  }
+  if (*b == 0) *b = shape ? resident(c.dtype, c.kind, *shape) : resident_extremum(c.dtype, c.kind);
+  return *b > 0 ? *b : 1;
+}
+
 Reducer::~Reducer() {
   if (workspace_) cudaFree(workspace_);
   if (host_result_) cudaFreeHost(host_result_);
@@ -1164,7 +1178,7 @@ ReduceResult Reducer::run(const ReduceCall& c, cudaStream_t stream, const Launch
     // One wave: the CUDA blocks that fit on the GPU share the plan blocks evenly (a forced
     // run size is the plan blocks per CUDA block instead; the grid cap does not apply), at
     // most 2^30 elements a CUDA block so that its threads count vectors in 32 bits.
-    const std::size_t wave = sms * static_cast<std::size_t>(resident_extremum(c.dtype, c.kind));
+    const std::size_t wave = sms * static_cast<std::size_t>(resident_blocks(c, nullptr));
     std::size_t per_cta = t.run_blocks ? t.run_blocks : (l.blocks + wave - 1) / wave;
     if (per_cta == 0) per_cta = 1;  // n = 0 (the API answers it before this; no division by 0)
     const std::size_t most = (std::size_t(1) << 30) / plan::block_elements;
@@ -1178,7 +1192,7 @@ ReduceResult Reducer::run(const ReduceCall& c, cudaStream_t stream, const Launch
     std::size_t run = t.run_blocks;
     if (!run) {
       const int per_sm = t.runs_per_sm > 0 ? t.runs_per_sm
-                                           : warps_per_cta * resident(c.dtype, c.kind, shape);
+                                           : warps_per_cta * resident_blocks(c, &shape);
       const std::size_t target = sms * static_cast<std::size_t>(per_sm);
       run = 1;
       while (run < max_run_blocks && (l.blocks + run - 1) / run > target) run *= 2;

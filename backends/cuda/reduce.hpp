@@ -31,12 +31,17 @@ class Reducer {
  private:
   void reserve(std::size_t bytes, cudaStream_t stream);
   int staged_blocks(const ReduceCall& call, const ReduceTuning& tuning, int major);
+  int resident_blocks(const ReduceCall& call, const ReduceShape* shape);
 
   void* workspace_ = nullptr;
   std::size_t workspace_bytes_ = 0;
   // CUDA blocks an SM of each staged kernel (f32/f64, kind, ring slots): 0 not asked yet,
   // -1 where the device does not allow its shared memory.
   int staged_resident_[2][4][4] = {};
+  // CUDA blocks an SM of the one-pass kernels, 0 not asked yet: dtype, kind (sum, asum, dot,
+  // norm2), shape; and of the min/max kernel: dtype, min or max.
+  int sum_resident_[4][4][reduce_shape_count] = {};
+  int extremum_resident_[4][2] = {};
   void* host_result_ = nullptr;  // pinned, mapped: the host's copy of the result
   void* host_view_ = nullptr;    // the device's address of it (null: copied back instead)
 };

@@ -54,6 +54,7 @@ struct ReduceShape {
   int lanes_per_thread, loads;
 };
 const ReduceShape* reduce_shapes(std::size_t* count);
+constexpr int reduce_shape_count = 10;
 
 // The tuning a reduction of `kind` over n elements of `dtype` gets on a GPU of sm_count SMs
 // whose memory's peak is memory_bytes_per_second (0: unknown) when nothing is forced, every

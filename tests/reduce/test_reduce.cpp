@@ -57,6 +57,28 @@ TEST_P(Reduce, SameBitsAsScalarWithSpecialValues) {
   }
 }
 
+// A signaling NaN that wins min/max is returned with its sign and payload: an f64 one with
+// its own bits, an f32 one made quiet (the value passes through double on every backend);
+// sums with it are the default quiet NaN.
+TEST_P(Reduce, SignalingNanExtremumKeepsItsSignAndPayload) {
+  Context ctx(GetParam());
+  const std::size_t n = 3 * B + 5;
+  Operand<float> f{random_vector<float>(n), nullptr};
+  Operand<double> d{random_vector<double>(n), nullptr};
+  f.host[B + 1] = signaling_nan<float>(), f.host[2 * B] = std::numeric_limits<float>::quiet_NaN();
+  d.host[B + 1] = signaling_nan<double>(), d.host[2 * B] = std::numeric_limits<double>::quiet_NaN();
+  for (Red r : {Red::min, Red::max}) {
+    const Got<float> gf = reduce<float>(ctx, r, f.span(ctx, 0, n), f.span(ctx, 0, n));
+    const Got<double> gd = reduce<double>(ctx, r, d.span(ctx, 0, n), d.span(ctx, 0, n));
+    EXPECT_EQ(bits(gf.value), 0xffe00005u) << name(r) << " f32: " << show(gf);
+    EXPECT_EQ(gf.index, B + 1) << name(r);
+    EXPECT_EQ(bits(gd.value), 0xfff4000000000005ull) << name(r) << " f64: " << show(gd);
+    EXPECT_EQ(gd.index, B + 1) << name(r);
+  }
+  EXPECT_EQ(bits(ew::sum<float>(ctx, f.span(ctx, 0, n))), 0x7fc00000u);
+  EXPECT_EQ(bits(ew::sum<double>(ctx, d.span(ctx, 0, n))), 0x7ff8000000000000ull);
+}
+
 TEST_P(Reduce, EmptyGivesTheIdentity) {
   Context ctx(GetParam());
   const Span<const double> none;
