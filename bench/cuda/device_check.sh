@@ -15,9 +15,8 @@ export LD_LIBRARY_PATH=/opt/ewdeps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
 
 step build
 # Every executable with tests labelled gpu: a test discovered after the build is missing from
-# ctest -L gpu, not failed, where its executable is not built; those registered at configure
-# time (add_test, gtest_add_tests:
-# CudaFailedLaunch, the multigpu ones) count as failed.
+# ctest -L gpu, not failed, where its executable is not built; one registered at configure time
+# (add_test, gtest_add_tests: CudaFailedLaunch, the multigpu ones) counts as failed.
 targets=(ew-info ew_tests ew_cuda_tests ew_cuda_fault_tests ew_cuda_one_runtime_tests ew_cuda_failed_launch_tests
          ew_cuda_multigpu_tests ew_expr_tests ew_cuda_expr_tests ew_reduce_tests ew_float16_tests ew_fuzz)
 (( bench )) && targets+=(ew-cuda-bench)
