@@ -77,7 +77,10 @@ ValueIndex cub_extremum(bool is_min, DType dtype, std::size_t n, const void* x, 
 // order ("atomic, plan order"; "atomic, staged plan order": the same order with warps on plan
 // blocks in grid-stride order, each brought into shared memory by the copy engine, sm_90+) and
 // with 2 or 1 instead of 4 loads in flight per thread ("atomic, 2 loads", "atomic, 1 load": a
-// half and a quarter of its bytes in flight).
+// half and a quarter of its bytes in flight). "ordered finish" and "ordered finish, staged plan
+// order": the grid-stride and staged kernels with the finish a fixed order needs instead of
+// atomicAdd (each block's sum in its own slot, the last block adding the slots in block order):
+// what that finish costs apart from the reading order.
 std::vector<DeviceReducePeer> cuda_reduce_device_peers();
 
 }  // namespace ew::bench

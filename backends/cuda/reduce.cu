@@ -879,7 +879,7 @@ int occupancy(Kernel kernel) {
     (void)cudaGetLastError();
     b = 0;
   }
-  return b > 0 ? b : 0;
+  return b;
 }
 
 template <class T, int V, int U>

@@ -5,6 +5,8 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <cuda/atomic>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -224,6 +226,7 @@ void cublas_enqueue(Reduction r, DType d, std::size_t n, const void* x, const vo
 // launch on sm_90+), so that the library's time over it is what the fixed tree costs and
 // nothing else.
 constexpr int atomic_threads = 256;
+constexpr unsigned max_finish_slots = 4096;  // CUDA blocks a launch_atomic grid has at most
 
 __device__ __forceinline__ void wait_for_previous_grid() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -252,8 +255,8 @@ unsigned resident_grid(void (*kernel)(Params...), std::size_t shared) {
   return grids[reinterpret_cast<const void*>(kernel)] = static_cast<unsigned>(sms * (per_sm > 0 ? per_sm : 1));
 }
 
-// Launches at most max_blocks blocks, and no more than one wave (resident_grid), with `shared`
-// bytes of dynamic shared memory each.
+// Launches at most max_blocks blocks (and max_finish_slots), and no more than one wave
+// (resident_grid), with `shared` bytes of dynamic shared memory each.
 template <class... Params, class... Args>
 void launch_atomic(void (*kernel)(Params...), std::size_t max_blocks, std::size_t shared, cudaStream_t stream,
                    Args... args) {
@@ -264,7 +267,8 @@ void launch_atomic(void (*kernel)(Params...), std::size_t max_blocks, std::size_
     return major >= 9;
   }();
   cudaLaunchConfig_t config{};
-  config.gridDim = dim3(static_cast<unsigned>(std::min<std::size_t>(resident_grid(kernel, shared), max_blocks)));
+  config.gridDim = dim3(static_cast<unsigned>(
+      std::min<std::size_t>({resident_grid(kernel, shared), max_blocks, std::size_t(max_finish_slots)})));
   config.blockDim = dim3(atomic_threads);
   config.dynamicSmemBytes = shared;
   config.stream = stream;
@@ -278,6 +282,7 @@ void launch_atomic(void (*kernel)(Params...), std::size_t max_blocks, std::size_
 struct AtomicState {
   double sum;
   unsigned int finished;
+  double slots[max_finish_slots];  // the ordered finish's block sums
 };
 constexpr int atomic_unroll = 4;
 
@@ -304,7 +309,51 @@ __device__ void atomic_finish(double acc, AtomicState* state, T* out) {
   }
 }
 
-template <class T, bool dot, int unroll = atomic_unroll>
+// The ordered finish: the finish a one-pass fixed-order reduction needs, on these kernels'
+// reads. Each block stores its sum in its own slot, an acq_rel counter finds the last block,
+// and that block adds the slots in block order (the library's finish: one atomic, then one
+// round of loads and a block tree). Its bits are fixed for a fixed grid (not across GPUs);
+// against atomic_finish it measures what the fixed order's finish costs, apart from the
+// plan's reading order (docs/PERFORMANCE.md, fifteenth round).
+template <class T>
+__device__ void ordered_finish(double acc, AtomicState* state, T* out) {
+  __shared__ double warp_sums[atomic_threads / 32];
+  __shared__ bool last;
+  const auto block_sum = [&](double v) {
+    for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffffu, v, offset);
+    if (threadIdx.x % 32 == 0) warp_sums[threadIdx.x / 32] = v;
+    __syncthreads();
+    double block = 0.0;
+    if (threadIdx.x == 0)
+      for (int w = 0; w < atomic_threads / 32; ++w) block += warp_sums[w];
+    return block;
+  };
+  const double block = block_sum(acc);
+  if (threadIdx.x == 0) {
+    state->slots[blockIdx.x] = block;
+    ::cuda::atomic_ref<unsigned int, ::cuda::thread_scope_device> finished(state->finished);
+    last = finished.fetch_add(1u, ::cuda::memory_order_acq_rel) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!last) return;
+  double v = 0.0;
+  for (unsigned b = threadIdx.x; b < gridDim.x; b += blockDim.x) v += __ldcg(&state->slots[b]);
+  __syncthreads();  // warp_sums is reused
+  const double total = block_sum(v);
+  if (threadIdx.x == 0) {
+    *out = static_cast<T>(total);
+    state->finished = 0;
+  }
+}
+
+enum class Finish { atomic, ordered };
+template <Finish finish, class T>
+__device__ __forceinline__ void finish_with(double acc, AtomicState* state, T* out) {
+  if constexpr (finish == Finish::atomic) atomic_finish(acc, state, out);
+  else ordered_finish(acc, state, out);
+}
+
+template <class T, bool dot, int unroll = atomic_unroll, Finish finish = Finish::atomic>
 __global__ void __launch_bounds__(atomic_threads)
     atomic_reduce(const T* __restrict__ x, const T* __restrict__ y, std::size_t n, AtomicState* state, T* out) {
   wait_for_previous_grid();
@@ -338,7 +387,7 @@ __global__ void __launch_bounds__(atomic_threads)
   for (; i < vectors; i += stride) acc += term(__ldg(xv + i), dot ? __ldg(yv + i) : Vec{});
   const std::size_t tail = vectors * per + blockIdx.x * blockDim.x + threadIdx.x;
   if (tail < n) acc += dot ? static_cast<double>(x[tail]) * static_cast<double>(y[tail]) : static_cast<double>(x[tail]);
-  atomic_finish(acc, state, out);
+  finish_with<finish>(acc, state, out);
 }
 
 // "atomic, plan order": the same, but each thread reads the elements the library's kernel
@@ -395,7 +444,7 @@ constexpr int staged_slots = 2;
 constexpr unsigned staged_piece_bytes = 8 << 10;
 constexpr std::size_t staged_shared_bytes = std::size_t(atomic_threads / 32) * staged_slots * staged_piece_bytes;
 
-template <class T, bool dot>
+template <class T, bool dot, Finish finish = Finish::atomic>
 __global__ void __launch_bounds__(atomic_threads)
     atomic_staged(const T* __restrict__ x, const T* __restrict__ y, std::size_t n, AtomicState* state, T* out) {
   wait_for_previous_grid();
@@ -445,7 +494,7 @@ __global__ void __launch_bounds__(atomic_threads)
     }
   }
 #endif
-  atomic_finish(acc, state, out);
+  finish_with<finish>(acc, state, out);
 }
 
 AtomicState* atomic_state() {
@@ -486,6 +535,7 @@ bool staged_supports(Reduction r, DType d, std::size_t n) {
   }();
   return sm90 && atomic_supports(r, d, n) && n % 2048 == 0;  // whole plan blocks (the benchmark's sizes)
 }
+template <Finish finish>
 void staged_enqueue(Reduction r, DType d, std::size_t n, const void* x, const void* y, void* result, void* stream) {
   const auto s = static_cast<cudaStream_t>(stream);
   const std::size_t grid = ~std::size_t(0);  // one wave
@@ -493,16 +543,16 @@ void staged_enqueue(Reduction r, DType d, std::size_t n, const void* x, const vo
   if (d == DType::f32) {
     const auto* xf = static_cast<const float*>(x);
     const auto* yf = static_cast<const float*>(y);
-    if (r == Reduction::dot) launch_atomic(atomic_staged<float, true>, grid, shared, s, xf, yf, n, atomic_state(), static_cast<float*>(result));
-    else launch_atomic(atomic_staged<float, false>, grid, shared, s, xf, xf, n, atomic_state(), static_cast<float*>(result));
+    if (r == Reduction::dot) launch_atomic(atomic_staged<float, true, finish>, grid, shared, s, xf, yf, n, atomic_state(), static_cast<float*>(result));
+    else launch_atomic(atomic_staged<float, false, finish>, grid, shared, s, xf, xf, n, atomic_state(), static_cast<float*>(result));
   } else {
     const auto* xd = static_cast<const double*>(x);
     const auto* yd = static_cast<const double*>(y);
-    if (r == Reduction::dot) launch_atomic(atomic_staged<double, true>, grid, shared, s, xd, yd, n, atomic_state(), static_cast<double*>(result));
-    else launch_atomic(atomic_staged<double, false>, grid, shared, s, xd, xd, n, atomic_state(), static_cast<double*>(result));
+    if (r == Reduction::dot) launch_atomic(atomic_staged<double, true, finish>, grid, shared, s, xd, yd, n, atomic_state(), static_cast<double*>(result));
+    else launch_atomic(atomic_staged<double, false, finish>, grid, shared, s, xd, xd, n, atomic_state(), static_cast<double*>(result));
   }
 }
-template <int unroll>
+template <int unroll, Finish finish = Finish::atomic>
 void atomic_enqueue_with(Reduction r, DType d, std::size_t n, const void* x, const void* y, void* result, void* stream) {
   const auto s = static_cast<cudaStream_t>(stream);
   // Small sizes take fewer blocks (a block per 4096 elements at least).
@@ -510,17 +560,20 @@ void atomic_enqueue_with(Reduction r, DType d, std::size_t n, const void* x, con
   if (d == DType::f32) {
     const auto* xf = static_cast<const float*>(x);
     const auto* yf = static_cast<const float*>(y);
-    if (r == Reduction::dot) launch_atomic(atomic_reduce<float, true, unroll>, grid, 0, s, xf, yf, n, atomic_state(), static_cast<float*>(result));
-    else launch_atomic(atomic_reduce<float, false, unroll>, grid, 0, s, xf, xf, n, atomic_state(), static_cast<float*>(result));
+    if (r == Reduction::dot) launch_atomic(atomic_reduce<float, true, unroll, finish>, grid, 0, s, xf, yf, n, atomic_state(), static_cast<float*>(result));
+    else launch_atomic(atomic_reduce<float, false, unroll, finish>, grid, 0, s, xf, xf, n, atomic_state(), static_cast<float*>(result));
   } else {
     const auto* xd = static_cast<const double*>(x);
     const auto* yd = static_cast<const double*>(y);
-    if (r == Reduction::dot) launch_atomic(atomic_reduce<double, true, unroll>, grid, 0, s, xd, yd, n, atomic_state(), static_cast<double*>(result));
-    else launch_atomic(atomic_reduce<double, false, unroll>, grid, 0, s, xd, xd, n, atomic_state(), static_cast<double*>(result));
+    if (r == Reduction::dot) launch_atomic(atomic_reduce<double, true, unroll, finish>, grid, 0, s, xd, yd, n, atomic_state(), static_cast<double*>(result));
+    else launch_atomic(atomic_reduce<double, false, unroll, finish>, grid, 0, s, xd, xd, n, atomic_state(), static_cast<double*>(result));
   }
 }
 void atomic_enqueue(Reduction r, DType d, std::size_t n, const void* x, const void* y, void* result, void* stream) {
   atomic_enqueue_with<atomic_unroll>(r, d, n, x, y, result, stream);
+}
+void ordered_enqueue(Reduction r, DType d, std::size_t n, const void* x, const void* y, void* result, void* stream) {
+  atomic_enqueue_with<atomic_unroll, Finish::ordered>(r, d, n, x, y, result, stream);
 }
 // The same kernel with fewer 16-byte loads in flight per thread (and array): 1 or 2 instead of
 // 4, so a quarter or a half of its bytes in flight per SM in f64, a third or two thirds in f32
@@ -607,7 +660,9 @@ std::vector<DeviceReducePeer> cuda_reduce_device_peers() {
           {"cublas dot/nrm2", false, &cublas_supports, &cublas_enqueue},
           {"atomic (not reproducible)", false, &atomic_supports, &atomic_enqueue},
           {"atomic, plan order", false, &plan_order_supports, &plan_order_enqueue},
-          {"atomic, staged plan order", false, &staged_supports, &staged_enqueue},
+          {"atomic, staged plan order", false, &staged_supports, &staged_enqueue<Finish::atomic>},
+          {"ordered finish", false, &atomic_supports, &ordered_enqueue},
+          {"ordered finish, staged plan order", false, &staged_supports, &staged_enqueue<Finish::ordered>},
           {"atomic, 2 loads", false, &atomic_supports, &atomic_enqueue_2},
           {"atomic, 1 load", false, &atomic_supports, &atomic_enqueue_1}};
 }

@@ -57,6 +57,12 @@ def main(paths):
             forms = [m[k] for k in ('atomic (not reproducible)', 'atomic, 2 loads', 'atomic, 1 load') if k in m]
             if len(forms) > 1:
                 line += f', best {ours / min(forms) - 1:+.1%}'
+            # The fixed order's finish alone: each bench kernel with its blocks' sums added in block
+            # order by the last block, against the same kernel's atomicAdd finish.
+            for label, fast, ordered in (('grid-stride', 'atomic (not reproducible)', 'ordered finish'),
+                                         ('staged order', 'atomic, staged plan order', 'ordered finish, staged plan order')):
+                if fast in m and ordered in m:
+                    line += f'; ordered finish ({label}) {m[ordered] / m[fast] - 1:+.1%} ({(m[ordered] - m[fast]) * 1e6:+.2f} us)'
             # The library's kernels forced, against the same atomic variant.
             for name in ('register kernel', 'staged, 2 slots', 'staged, 3 slots', 'staged, units of 8',
                          'staged, units of 32'):
