@@ -336,8 +336,18 @@ __device__ void ordered_finish(double acc, AtomicState* state, T* out) {
   }
   __syncthreads();
   if (!last) return;
+  // Every slot's load in flight at once (a loop of dependent adds issued them one round trip
+  // at a time: 1.0-1.6 us on a grid of 792-1584 blocks, H200), then the adds in slot order.
+  constexpr int per_thread = max_finish_slots / atomic_threads;
+  double slot[per_thread];
+#pragma unroll
+  for (int i = 0; i < per_thread; ++i) {
+    const unsigned b = threadIdx.x + static_cast<unsigned>(i) * atomic_threads;
+    slot[i] = b < gridDim.x ? __ldcg(&state->slots[b]) : 0.0;
+  }
   double v = 0.0;
-  for (unsigned b = threadIdx.x; b < gridDim.x; b += blockDim.x) v += __ldcg(&state->slots[b]);
+#pragma unroll
+  for (int i = 0; i < per_thread; ++i) v += slot[i];
   __syncthreads();  // warp_sums is reused
   const double total = block_sum(v);
   if (threadIdx.x == 0) {
