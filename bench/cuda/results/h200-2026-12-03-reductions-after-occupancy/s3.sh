@@ -13,5 +13,5 @@ for round in 1 2; do
 done
 $b --device-result --cold --only sum,dot --sizes 24..28 --reps 15 --csv $OUT/reduce-cold-1.csv > $OUT/reduce-cold-1.log 2>&1; echo "cold rc=$? at $((SECONDS-start)) s"
 python3 bench/cuda/reduce_ratios.py $OUT/reduce-device-*.csv $OUT/reduce-cold-*.csv > $OUT/ratios.txt
-grep -E "^(sum|dot) " $OUT/ratios.txt | grep -oE "^(sum|dot) f.. 2\^[0-9]+|repro cost [^ ]*|ordered finish \([a-z -]+\) [^;]*" | paste -d' ' - - - - | head -60
+grep -E "^(sum|dot) " $OUT/ratios.txt | grep -oE "^(sum|dot) f.. 2\^[0-9]+|repro cost [^ ]*|ordered finish [^;]*|split: [^;]*" | paste -d' ' - - - - | head -60
 cd /tmp && tar czf $R/s3.tgz s3
