@@ -450,11 +450,14 @@ __global__ void __launch_bounds__(atomic_threads)
 // 8 KiB of loads (64 rows of f32 for sum, 32 of f32 for dot and of f64 for sum, 16 of f64 for
 // dot), 128 KiB of slots a CUDA block, one block an SM. What the plan's order costs when the reads
 // are not spread over every warp's own blocks (docs/PERFORMANCE.md, tenth round). sm_90+ only.
-constexpr int staged_slots = 2;
-constexpr unsigned staged_piece_bytes = 8 << 10;
-constexpr std::size_t staged_shared_bytes = std::size_t(atomic_threads / 32) * staged_slots * staged_piece_bytes;
+// Its ring is a tuning: 2 slots of 8 KiB as the library's staged kernel has them, or more and
+// smaller pieces ("atomic, staged plan order, 4 KiB x 4" etc.: the same or fewer bytes in flight,
+// taken in finer steps).
+constexpr std::size_t staged_shared_bytes(int slots, unsigned piece_bytes) {
+  return std::size_t(atomic_threads / 32) * slots * piece_bytes;
+}
 
-template <class T, bool dot, Finish finish = Finish::atomic>
+template <class T, bool dot, Finish finish = Finish::atomic, int staged_slots = 2, unsigned staged_piece_bytes = 8 << 10>
 __global__ void __launch_bounds__(atomic_threads)
     atomic_staged(const T* __restrict__ x, const T* __restrict__ y, std::size_t n, AtomicState* state, T* out) {
   wait_for_previous_grid();
@@ -464,6 +467,7 @@ __global__ void __launch_bounds__(atomic_threads)
   constexpr int arrays = dot ? 2 : 1;
   constexpr int rows = static_cast<int>(staged_piece_bytes / (arrays * 32 * sizeof(T)));  // per piece
   constexpr int pieces = 64 / rows;                                                        // per plan block
+  static_assert(rows >= 1 && 64 % rows == 0, "whole pieces a plan block");
   constexpr unsigned array_bytes = rows * 32 * sizeof(T);
   extern __shared__ __align__(128) unsigned char staged[];
   __shared__ __align__(8) unsigned long long barriers[atomic_threads / 32][staged_slots];
@@ -545,21 +549,28 @@ bool staged_supports(Reduction r, DType d, std::size_t n) {
   }();
   return sm90 && atomic_supports(r, d, n) && n % 2048 == 0;  // whole plan blocks (the benchmark's sizes)
 }
-template <Finish finish>
+template <Finish finish, int slots = 2, unsigned piece_bytes = 8 << 10>
 void staged_enqueue(Reduction r, DType d, std::size_t n, const void* x, const void* y, void* result, void* stream) {
   const auto s = static_cast<cudaStream_t>(stream);
-  const std::size_t grid = ~std::size_t(0);  // one wave
-  const std::size_t shared = staged_shared_bytes;
+  const std::size_t shared = staged_shared_bytes(slots, piece_bytes);
+  // One CUDA block an SM whatever its ring (a smaller ring would fit more): 8 warps an SM, each
+  // with `slots` pieces in flight.
+  static const std::size_t grid = [] {
+    int device = 0, sms = 0;
+    check(cudaGetDevice(&device), "cudaGetDevice");
+    check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
+    return static_cast<std::size_t>(sms);
+  }();
   if (d == DType::f32) {
     const auto* xf = static_cast<const float*>(x);
     const auto* yf = static_cast<const float*>(y);
-    if (r == Reduction::dot) launch_atomic(atomic_staged<float, true, finish>, grid, shared, s, xf, yf, n, atomic_state(), static_cast<float*>(result));
-    else launch_atomic(atomic_staged<float, false, finish>, grid, shared, s, xf, xf, n, atomic_state(), static_cast<float*>(result));
+    if (r == Reduction::dot) launch_atomic(atomic_staged<float, true, finish, slots, piece_bytes>, grid, shared, s, xf, yf, n, atomic_state(), static_cast<float*>(result));
+    else launch_atomic(atomic_staged<float, false, finish, slots, piece_bytes>, grid, shared, s, xf, xf, n, atomic_state(), static_cast<float*>(result));
   } else {
     const auto* xd = static_cast<const double*>(x);
     const auto* yd = static_cast<const double*>(y);
-    if (r == Reduction::dot) launch_atomic(atomic_staged<double, true, finish>, grid, shared, s, xd, yd, n, atomic_state(), static_cast<double*>(result));
-    else launch_atomic(atomic_staged<double, false, finish>, grid, shared, s, xd, xd, n, atomic_state(), static_cast<double*>(result));
+    if (r == Reduction::dot) launch_atomic(atomic_staged<double, true, finish, slots, piece_bytes>, grid, shared, s, xd, yd, n, atomic_state(), static_cast<double*>(result));
+    else launch_atomic(atomic_staged<double, false, finish, slots, piece_bytes>, grid, shared, s, xd, xd, n, atomic_state(), static_cast<double*>(result));
   }
 }
 template <int unroll, Finish finish = Finish::atomic>
@@ -671,6 +682,9 @@ std::vector<DeviceReducePeer> cuda_reduce_device_peers() {
           {"atomic (not reproducible)", false, &atomic_supports, &atomic_enqueue},
           {"atomic, plan order", false, &plan_order_supports, &plan_order_enqueue},
           {"atomic, staged plan order", false, &staged_supports, &staged_enqueue<Finish::atomic>},
+          {"atomic, staged plan order, 4 KiB x 4", false, &staged_supports, &staged_enqueue<Finish::atomic, 4, 4 << 10>},
+          {"atomic, staged plan order, 2 KiB x 8", false, &staged_supports, &staged_enqueue<Finish::atomic, 8, 2 << 10>},
+          {"atomic, staged plan order, 4 KiB x 2", false, &staged_supports, &staged_enqueue<Finish::atomic, 2, 4 << 10>},
           {"ordered finish", false, &atomic_supports, &ordered_enqueue},
           {"ordered finish, staged plan order", false, &staged_supports, &staged_enqueue<Finish::ordered>},
           {"atomic, 2 loads", false, &atomic_supports, &atomic_enqueue_2},

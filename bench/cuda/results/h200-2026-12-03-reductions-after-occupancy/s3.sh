@@ -1,5 +1,7 @@
 # One H200: the ordered finish with every slot's load in flight at once (s2's loaded them one
-# round trip at a time): ew-cuda-reduce-bench --device-result, sum and dot, warm twice and cold.
+# round trip at a time), and the staged bench kernel with finer rings (4 KiB x 4, 2 KiB x 8: the
+# same bytes in flight; 4 KiB x 2: half): ew-cuda-reduce-bench --device-result, sum and dot,
+# warm twice and cold.
 set -u
 R=$OUT; export OUT=/tmp/s3; mkdir -p $OUT
 start=$SECONDS
@@ -13,5 +15,5 @@ for round in 1 2; do
 done
 $b --device-result --cold --only sum,dot --sizes 24..28 --reps 15 --csv $OUT/reduce-cold-1.csv > $OUT/reduce-cold-1.log 2>&1; echo "cold rc=$? at $((SECONDS-start)) s"
 python3 bench/cuda/reduce_ratios.py $OUT/reduce-device-*.csv $OUT/reduce-cold-*.csv > $OUT/ratios.txt
-grep -E "^(sum|dot) " $OUT/ratios.txt | grep -oE "^(sum|dot) f.. 2\^[0-9]+|repro cost [^ ]*|ordered finish [^;]*|split: [^;]*" | paste -d' ' - - - - | head -60
+grep -E "^(sum|dot) f.. 2\^2[2-8]" $OUT/ratios.txt | sed -E 's/; (register kernel|staged,)[^;]*//g; s/ cub [^ ]* \(plain [^)]*\)//; s/ cublas [^ ]* \(plain [^)]*\)//' | head -60
 cd /tmp && tar czf $R/s3.tgz s3
