@@ -493,9 +493,8 @@ __global__ void __launch_bounds__(threads_per_cta)
 // the canonical tree, R = 1, 2, 4 or 8 plan blocks a warp); CUDA blocks take units in
 // grid-stride order, so that the whole GPU reads one window of the array at a time, and
 // warp w of a CUDA block takes the unit's plan blocks R w .. R w + R - 1. Each warp's lane 0
-// has the copy engine bring its plan blocks into shared memory in contiguous pieces
-// (cp.async.bulk) through a ring of `slots` slots of 8 KiB, a piece a slot (two 4 KiB pieces
-// a slot for the f32 sums). Lane j copies its column of a piece
+// has the copy engine bring its plan blocks into shared memory in contiguous 8 KiB pieces
+// (cp.async.bulk) through a ring of `slots` pieces. Lane j copies its column of a piece
 // into registers, the slot goes back to the copy engine, and then lane j adds the column
 // row by row, in the plan's order: a slot is held only while it is read. (Held through the
 // adds as well, each slot spent that time out of flight, and the kernel read 10 % slower
@@ -511,7 +510,7 @@ __global__ void __launch_bounds__(threads_per_cta)
 // 7-42 % slower than the register kernel on an H200; docs/PERFORMANCE.md, "eleventh round").
 // It is the default where it measured faster than the register kernel
 // (default_reduce_tuning).
-constexpr unsigned piece_bytes = 8 << 10;  // a slot of the ring
+constexpr unsigned piece_bytes = 8 << 10;
 constexpr int max_stage_slots = 3;  // 8 warps x 3 x 8 KiB = 192 KiB, + the unit space: 208 KiB of an SM's 227
 constexpr int max_stage_run = 8;    // plan blocks a warp in a unit
 constexpr std::size_t unit_space_bytes = 16 << 10;  // the warps' nodes of a CUDA block's units
@@ -555,18 +554,12 @@ __global__ void __launch_bounds__(threads_per_cta)
   constexpr int w = Width<kind, T>::value;
   constexpr bool two = kind == Kind::dot;
   constexpr int arrays = two ? 2 : 1;
-  // The f32 sums cut each 8 KiB slot in two pieces: the same bytes in flight, taken in finer
-  // steps (a bench kernel of the plan's order read the f32 sum 1-2 points faster so at 2^24..2^25
-  // on an H200, the dots and the f64 sum slower; docs/PERFORMANCE.md, fifteenth round).
-  constexpr int split = (kind == Kind::sum || kind == Kind::asum) && sizeof(T) == 4 ? 2 : 1;
-  constexpr unsigned piece_size = piece_bytes / split;
-  const int ring_pieces = slots * split;
-  constexpr int piece_rows = static_cast<int>(piece_size / (arrays * plan::lanes * sizeof(T)));
-  constexpr int pieces = rows / piece_rows;  // per plan block: f32 dot, f32 and f64 sum 2, f64 dot 4
+  constexpr int piece_rows = static_cast<int>(piece_bytes / (arrays * plan::lanes * sizeof(T)));
+  constexpr int pieces = rows / piece_rows;  // per plan block: f32 sum 1, f32 dot and f64 sum 2, f64 dot 4
   constexpr unsigned array_bytes = piece_rows * plan::lanes * sizeof(T);
   static_assert(rows % piece_rows == 0, "whole pieces a plan block");
   extern __shared__ __align__(128) unsigned char ring_space[];
-  __shared__ __align__(8) unsigned long long barriers[warps_per_cta][max_stage_slots * split];
+  __shared__ __align__(8) unsigned long long barriers[warps_per_cta][max_stage_slots];
   __shared__ double warp_nodes[3][warps_per_cta];
   __shared__ bool last;
   const std::size_t run = std::size_t(1) << run_log2, unit_blocks = std::size_t(warps_per_cta) << run_log2;
@@ -578,9 +571,9 @@ __global__ void __launch_bounds__(threads_per_cta)
   // plan block R warp + j mod R, increasing in j, so that its full plan blocks come first.
   const std::size_t first = blockIdx.x * unit_blocks + warp * run, stride = ctas * unit_blocks;
   const auto block_of = [&](std::size_t j) { return first + (j >> run_log2) * stride + (j & (run - 1)); };
-  unsigned char* ring = ring_space + static_cast<std::size_t>(warp) * ring_pieces * piece_size;
+  unsigned char* ring = ring_space + static_cast<std::size_t>(warp) * slots * piece_bytes;
   // The warps' nodes of this CUDA block's i-th unit: accumulator c of warp v at [(i w + c) 8 + v].
-  double* unit_space = reinterpret_cast<double*>(ring_space + std::size_t(warps_per_cta) * ring_pieces * piece_size);
+  double* unit_space = reinterpret_cast<double*>(ring_space + std::size_t(warps_per_cta) * slots * piece_bytes);
   const auto barrier = [&](int slot) { return bulk::shared_address(&barriers[warp][slot]); };
   // Piece k (of the warp's full plan blocks, `pieces` a plan block) into the ring's slot, where
   // there is such a piece: the full plan blocks are a prefix of the warp's order.
@@ -588,15 +581,15 @@ __global__ void __launch_bounds__(threads_per_cta)
     const std::size_t b = block_of(k / pieces);
     if (b >= full) return;
     const std::size_t element = b * plan::block_elements + k % pieces * piece_rows * plan::lanes;
-    const unsigned dst = bulk::shared_address(ring + slot * piece_size);
+    const unsigned dst = bulk::shared_address(ring + slot * piece_bytes);
     bulk::fence_to_copy_engine();  // the slot's reads (or the barriers' init) before the copy engine's writes
     bulk::expect_bytes(barrier(slot), arrays * array_bytes);
     bulk::load(dst, x + element, array_bytes, barrier(slot));
     if constexpr (two) bulk::load(dst + array_bytes, y + element, array_bytes, barrier(slot));
   };
   if (lane == 0) {
-    for (int slot = 0; slot < ring_pieces; ++slot) bulk::init_barrier(barrier(slot));
-    for (int slot = 0; slot < ring_pieces; ++slot) issue(slot, slot);
+    for (int slot = 0; slot < slots; ++slot) bulk::init_barrier(barrier(slot));
+    for (int slot = 0; slot < slots; ++slot) issue(slot, slot);
   }
   __syncwarp();
 
@@ -605,8 +598,8 @@ __global__ void __launch_bounds__(threads_per_cta)
   constexpr int batch = 8;
   static_assert(batch % max_stage_run == 0, "a batch holds whole units");
   std::size_t k = 0;    // the next piece
-  int slot = 0;         // k % ring_pieces
-  unsigned phase = 0;   // (k / ring_pieces) % 2: the slot's mbarrier phase
+  int slot = 0;         // k % slots
+  unsigned phase = 0;   // (k / slots) % 2: the slot's mbarrier phase
   for (std::size_t j0 = 0; blockIdx.x + (j0 >> run_log2) * ctas < units; j0 += batch) {
     double part[batch][w] = {};  // part[batch - 1 - p]: plan block j0 + p's lane partials (a shift register)
 #pragma unroll 1
@@ -617,7 +610,7 @@ __global__ void __launch_bounds__(threads_per_cta)
         for (int piece = 0; piece < pieces; ++piece, ++k) {
           // The lane's column into registers and the slot refilled before the adds (above).
           bulk::wait(barrier(slot), phase);
-          const T* a = reinterpret_cast<const T*>(ring + slot * piece_size);
+          const T* a = reinterpret_cast<const T*>(ring + slot * piece_bytes);
           T xr[piece_rows], yr[two ? piece_rows : 1];
 #pragma unroll
           for (int row = 0; row < piece_rows; ++row) {
@@ -625,8 +618,8 @@ __global__ void __launch_bounds__(threads_per_cta)
             if constexpr (two) yr[row] = a[(piece_rows + row) * plan::lanes + lane];
           }
           __syncwarp();  // every lane has read the slot before the copy engine refills it
-          if (lane == 0) issue(k + ring_pieces, slot);
-          if (++slot == ring_pieces) slot = 0, phase ^= 1u;
+          if (lane == 0) issue(k + slots, slot);
+          if (++slot == slots) slot = 0, phase ^= 1u;
 #pragma unroll
           for (int row = 0; row < piece_rows; ++row) accumulate<kind, T>(acc, xr[row], two ? yr[row] : T(0));
         }
