@@ -75,7 +75,9 @@ ValueIndex cub_extremum(bool is_min, DType dtype, std::size_t n, const void* x, 
 // partial added with atomicAdd in whatever order the blocks finish): what reproducibility
 // costs on the GPU. sum and dot. Beside it the same kernel reading in the library's element
 // order ("atomic, plan order"; "atomic, staged plan order": the same order with warps on plan
-// blocks in grid-stride order, each brought into shared memory by the copy engine, sm_90+) and
+// blocks in grid-stride order, each brought into shared memory by the copy engine, sm_90+, its
+// ring 2 x 8 KiB a warp, or in smaller pieces: "atomic, staged plan order, 4 KiB x 4", "2 KiB x 8",
+// "4 KiB x 2", one CUDA block an SM) and
 // with 2 or 1 instead of 4 loads in flight per thread ("atomic, 2 loads", "atomic, 1 load": a
 // half and a quarter of its bytes in flight). "ordered finish" and "ordered finish, staged plan
 // order": the grid-stride and staged kernels with the finish a fixed order needs instead of
