@@ -282,6 +282,7 @@ void launch_atomic(void (*kernel)(Params...), std::size_t max_blocks, std::size_
 struct AtomicState {
   double sum;
   unsigned int finished;
+  unsigned int next_run;           // the dynamic staged kernel's runs handed out
   double slots[max_finish_slots];  // the ordered finish's block sums
 };
 constexpr int atomic_unroll = 4;
@@ -305,6 +306,7 @@ __device__ void atomic_finish(double acc, AtomicState* state, T* out) {
       *out = static_cast<T>(atomicAdd(&state->sum, 0.0));
       state->sum = 0.0;
       state->finished = 0;
+      state->next_run = 0;
     }
   }
 }
@@ -353,6 +355,7 @@ __device__ void ordered_finish(double acc, AtomicState* state, T* out) {
   if (threadIdx.x == 0) {
     *out = static_cast<T>(total);
     state->finished = 0;
+    state->next_run = 0;
   }
 }
 
@@ -511,6 +514,88 @@ __global__ void __launch_bounds__(atomic_threads)
   finish_with<finish>(acc, state, out);
 }
 
+// "atomic, staged plan order, dynamic": the same reads and adds, but the plan blocks handed
+// out as the warps ask for them, in runs of `run_blocks` consecutive plan blocks: each warp's
+// first run is its own (run = the warp's index, so the first copies wait for nothing), the
+// later ones come from one counter (atomicAdd, issued a run ahead of need, so that its round
+// trip hides behind a run's reads). Any assignment of aligned runs keeps the plan's tree, so
+// the library could take its units so; this measures whether a static grid-stride deal of
+// 8 KiB pieces is what the plan's reading order costs (warps or SMs reading at different
+// speeds, the slowest setting the time). sm_90+ only.
+template <class T, bool dot, int staged_slots = 2, unsigned staged_piece_bytes = 8 << 10, int run_blocks = 1>
+__global__ void __launch_bounds__(atomic_threads)
+    atomic_staged_dynamic(const T* __restrict__ x, const T* __restrict__ y, std::size_t n, AtomicState* state, T* out) {
+  wait_for_previous_grid();
+  double acc = 0.0;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  namespace bulk = ew::detail::cuda::bulk;
+  constexpr int arrays = dot ? 2 : 1;
+  constexpr int rows = static_cast<int>(staged_piece_bytes / (arrays * 32 * sizeof(T)));  // per piece
+  constexpr int pieces = 64 / rows * run_blocks;                                           // per run
+  static_assert(rows >= 1 && 64 % rows == 0, "whole pieces a plan block");
+  static_assert(staged_slots <= 32, "a bit a slot");
+  constexpr unsigned array_bytes = rows * 32 * sizeof(T);
+  extern __shared__ __align__(128) unsigned char staged[];
+  __shared__ __align__(8) unsigned long long barriers[atomic_threads / 32][staged_slots];
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  unsigned char* ring = staged + std::size_t(warp) * staged_slots * staged_piece_bytes;
+  const unsigned runs = static_cast<unsigned>(n / (2048 * run_blocks));
+  const unsigned warps = gridDim.x * (atomic_threads / 32);
+  // Lane 0's state: the run being issued and the piece within it, and the next dynamic run
+  // (grabbed a run or more before it is needed); `issued`: bit i set when piece k + i of the
+  // loop below is in its slot's flight. The warp's first `fixed` runs are its own (the first
+  // fill of the ring and one run more wait for no counter), the counter hands out the rest.
+  constexpr unsigned fixed = staged_slots / pieces + 1;
+  const unsigned own = blockIdx.x * (atomic_threads / 32) + warp;
+  unsigned run = own, next = 0, issued = 0, taken = 1;
+  int piece = 0;
+  if (lane == 0 && run < runs) next = fixed * warps + atomicAdd(&state->next_run, 1u);
+  const auto issue = [&](int slot) {
+    if (run >= runs) return false;
+    const unsigned bar = bulk::shared_address(&barriers[warp][slot]);
+    const std::size_t element = std::size_t(run) * 2048 * run_blocks + std::size_t(piece) * rows * 32;
+    const unsigned dst = bulk::shared_address(ring + slot * staged_piece_bytes);
+    bulk::fence_to_copy_engine();
+    bulk::expect_bytes(bar, arrays * array_bytes);
+    bulk::load(dst, x + element, array_bytes, bar);
+    if (dot) bulk::load(dst + array_bytes, y + element, array_bytes, bar);
+    if (++piece == pieces) {
+      piece = 0;
+      if (taken < fixed) {
+        run = own + taken++ * warps;
+      } else {
+        run = next;
+        if (run < runs) next = fixed * warps + atomicAdd(&state->next_run, 1u);
+      }
+    }
+    return true;
+  };
+  if (lane == 0) {
+    for (int slot = 0; slot < staged_slots; ++slot) bulk::init_barrier(bulk::shared_address(&barriers[warp][slot]));
+    for (int slot = 0; slot < staged_slots; ++slot)
+      if (issue(slot)) issued |= 1u << slot;
+  }
+  __syncwarp();
+  for (std::size_t k = 0;; ++k) {
+    if (!(__shfl_sync(0xffffffffu, issued, 0) & 1u)) break;
+    const int slot = static_cast<int>(k % staged_slots);
+    bulk::wait(bulk::shared_address(&barriers[warp][slot]), static_cast<unsigned>((k / staged_slots) & 1));
+    const T* a = reinterpret_cast<const T*>(ring + slot * staged_piece_bytes);
+    const T* b = a + rows * 32;
+#pragma unroll 8
+    for (int r = 0; r < rows; ++r)
+      acc += dot ? static_cast<double>(a[r * 32 + lane]) * static_cast<double>(b[r * 32 + lane])
+                 : static_cast<double>(a[r * 32 + lane]);
+    __syncwarp();  // every lane has read the slot before the copy engine refills it
+    if (lane == 0) {
+      issued >>= 1;
+      if (issue(slot)) issued |= 1u << (staged_slots - 1);
+    }
+  }
+#endif
+  atomic_finish(acc, state, out);
+}
+
 AtomicState* atomic_state() {
   static AtomicState* state = [] {
     AtomicState* s = nullptr;
@@ -572,6 +657,31 @@ void staged_enqueue(Reduction r, DType d, std::size_t n, const void* x, const vo
     if (r == Reduction::dot) launch_atomic(atomic_staged<double, true, finish, slots, piece_bytes>, grid, shared, s, xd, yd, n, atomic_state(), static_cast<double*>(result));
     else launch_atomic(atomic_staged<double, false, finish, slots, piece_bytes>, grid, shared, s, xd, xd, n, atomic_state(), static_cast<double*>(result));
   }
+}
+template <int slots, unsigned piece_bytes, int run_blocks>
+void staged_dynamic_enqueue(Reduction r, DType d, std::size_t n, const void* x, const void* y, void* result, void* stream) {
+  const auto s = static_cast<cudaStream_t>(stream);
+  const std::size_t shared = staged_shared_bytes(slots, piece_bytes);
+  static const std::size_t grid = [] {  // one CUDA block an SM, as staged_enqueue
+    int device = 0, sms = 0;
+    check(cudaGetDevice(&device), "cudaGetDevice");
+    check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
+    return static_cast<std::size_t>(sms);
+  }();
+  if (d == DType::f32) {
+    const auto* xf = static_cast<const float*>(x);
+    const auto* yf = static_cast<const float*>(y);
+    if (r == Reduction::dot) launch_atomic(atomic_staged_dynamic<float, true, slots, piece_bytes, run_blocks>, grid, shared, s, xf, yf, n, atomic_state(), static_cast<float*>(result));
+    else launch_atomic(atomic_staged_dynamic<float, false, slots, piece_bytes, run_blocks>, grid, shared, s, xf, xf, n, atomic_state(), static_cast<float*>(result));
+  } else {
+    const auto* xd = static_cast<const double*>(x);
+    const auto* yd = static_cast<const double*>(y);
+    if (r == Reduction::dot) launch_atomic(atomic_staged_dynamic<double, true, slots, piece_bytes, run_blocks>, grid, shared, s, xd, yd, n, atomic_state(), static_cast<double*>(result));
+    else launch_atomic(atomic_staged_dynamic<double, false, slots, piece_bytes, run_blocks>, grid, shared, s, xd, xd, n, atomic_state(), static_cast<double*>(result));
+  }
+}
+bool staged_dynamic_supports(Reduction r, DType d, std::size_t n) {
+  return staged_supports(r, d, n) && n % (std::size_t(2048) * 2) == 0 && n / 2048 < (std::size_t(1) << 31);
 }
 template <int unroll, Finish finish = Finish::atomic>
 void atomic_enqueue_with(Reduction r, DType d, std::size_t n, const void* x, const void* y, void* result, void* stream) {
@@ -685,6 +795,9 @@ std::vector<DeviceReducePeer> cuda_reduce_device_peers() {
           {"atomic, staged plan order, 4 KiB x 4", false, &staged_supports, &staged_enqueue<Finish::atomic, 4, 4 << 10>},
           {"atomic, staged plan order, 2 KiB x 8", false, &staged_supports, &staged_enqueue<Finish::atomic, 8, 2 << 10>},
           {"atomic, staged plan order, 4 KiB x 2", false, &staged_supports, &staged_enqueue<Finish::atomic, 2, 4 << 10>},
+          {"atomic, staged plan order, dynamic", false, &staged_dynamic_supports, &staged_dynamic_enqueue<2, 8 << 10, 1>},
+          {"atomic, staged plan order, dynamic runs of 2", false, &staged_dynamic_supports, &staged_dynamic_enqueue<2, 8 << 10, 2>},
+          {"atomic, staged plan order, 4 KiB x 4, dynamic", false, &staged_dynamic_supports, &staged_dynamic_enqueue<4, 4 << 10, 1>},
           {"ordered finish", false, &atomic_supports, &ordered_enqueue},
           {"ordered finish, staged plan order", false, &staged_supports, &staged_enqueue<Finish::ordered>},
           {"atomic, 2 loads", false, &atomic_supports, &atomic_enqueue_2},

@@ -69,8 +69,9 @@ def main(paths):
             if atomic and staged and staged_ordered:
                 line += (f'; split: reading {staged / atomic - 1:+.1%}, finish {staged_ordered / staged - 1:+.1%}'
                          f' ({(staged_ordered - staged) * 1e6:+.2f} us), library {ours / staged_ordered - 1:+.1%}')
-            # The staged bench kernel's other rings: its reading order in finer steps.
-            for ring in ('4 KiB x 4', '2 KiB x 8', '4 KiB x 2'):
+            # The staged bench kernel's other rings: its reading order in finer steps,
+            # ... and with its plan blocks handed out as the warps ask (a counter), not dealt.
+            for ring in ('4 KiB x 4', '2 KiB x 8', '4 KiB x 2', 'dynamic', 'dynamic runs of 2', '4 KiB x 4, dynamic'):
                 t = m.get(f'atomic, staged plan order, {ring}')
                 if atomic and t:
                     line += f'; reading, {ring} {t / atomic - 1:+.1%}'
