@@ -1089,8 +1089,8 @@ void set_reduce_tuning(const ReduceTuning& t) {
     throw Error(Errc::invalid_argument, "reduce tuning: mapped_result must be 0 or -1");
   if (t.staged < -1 || t.staged > 1)
     throw Error(Errc::invalid_argument, "reduce tuning: staged must be -1, 0 or 1");
-  if (t.stage_slots != 0 && (t.stage_slots < 2 || t.stage_slots > max_stage_slots))
-    throw Error(Errc::invalid_argument, "reduce tuning: stage_slots must be 2 or 3");
+  if (t.stage_slots != 0 && (t.stage_slots < 1 || t.stage_slots > max_stage_slots))
+    throw Error(Errc::invalid_argument, "reduce tuning: stage_slots must be 1, 2 or 3");
   if (t.stage_run < 0 || t.stage_run > max_stage_run || (t.stage_run & (t.stage_run - 1)) != 0)
     throw Error(Errc::invalid_argument, "reduce tuning: stage_run must be 0, 1, 2, 4 or 8");
   const std::lock_guard<std::mutex> lock(forced_mutex);
@@ -1109,7 +1109,8 @@ void Reducer::reserve(std::size_t bytes, cudaStream_t stream) {
 
 // CUDA blocks an SM of the staged kernel for this call, 0 where it does not apply: sm_90+
 // (the copy engine), f32 or f64 sums, operands 16-byte aligned (the copy engine's rule),
-// the tuning asking for it and the device allowing its shared memory.
+// the tuning asking for it and the device allowing its shared memory; at most the tuning's
+// ctas_per_sm.
 int Reducer::staged_blocks(const ReduceCall& c, const ReduceTuning& t, int major) {
   const bool aligned = reinterpret_cast<std::uintptr_t>(c.x) % 16 == 0 &&
                        (c.kind != Kind::dot || reinterpret_cast<std::uintptr_t>(c.y) % 16 == 0);
@@ -1120,7 +1121,8 @@ int Reducer::staged_blocks(const ReduceCall& c, const ReduceTuning& t, int major
                               : staged_resident<float>(c.kind, t.stage_slots);
     if (b == 0) b = -1;
   }
-  return b > 0 ? b : 0;
+  if (b <= 0) return 0;
+  return t.ctas_per_sm > 0 && t.ctas_per_sm < b ? t.ctas_per_sm : b;  // a forced cap on the grid
 }
 
 // CUDA blocks an SM of the one-pass kernel for this call (the min/max kernel where shape is

@@ -27,7 +27,8 @@ struct ReduceTuning {
                                // 0: the warps that fit on an SM (one wave), runs of at
                                // most 64 plan blocks (reduce.cu: default_longest_run)
   int ctas_per_sm = 0;         // a cap on the grid (CUDA blocks of 8 warps per SM), warps then
-                               // take several runs; -1 = no cap (one warp per run)
+                               // take several runs; -1 = no cap (one warp per run); the staged
+                               // kernel's grid too (its CUDA blocks resident on an SM, at most)
   std::size_t run_blocks = 0;  // forces the run size (a power of two, 1..2^20; raised to
                                // lanes_per_thread); for min/max, the plan blocks per CUDA block
                                // (at most 2^19: 2^30 elements)
@@ -43,7 +44,7 @@ struct ReduceTuning {
                                // applies (sm_90+, f32/f64, operands 16-byte aligned, the device
                                // allowing its shared memory), else the register kernel; -1: the
                                // register kernel, always
-  int stage_slots = 0;         // the staged kernel's ring: 8 KiB pieces in flight a warp, 2 or 3
+  int stage_slots = 0;         // the staged kernel's ring: 8 KiB pieces in flight a warp, 1, 2 or 3
   int stage_run = 0;           // the staged kernel's plan blocks a warp in a unit of 8 warps:
                                // 1, 2, 4 or 8 (raised where a CUDA block's units would not fit
                                // its shared memory); 0: the default (reduce.cu: staged_units)

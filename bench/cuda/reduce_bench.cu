@@ -18,7 +18,8 @@
 // each method the same ~20 us and hides the kernels. The library runs as it is
 // (programmatic dependent launch on sm_90+), with plain launches, and with each of its two
 // sum kernels forced (the register kernel; the staged one with rings of 2 and 3 pieces, and
-// with units of 8 and 32 plan blocks).
+// with units of 8 and 32 plan blocks; with a ring of one piece, as two CUDA blocks an SM and
+// as one, whose 80 KiB leave room on the SM for the next call's block while it drains).
 //
 // --sweep: the cuda kernel's tunings (backends/cuda/reduce.hpp: lanes per thread, loads
 // in flight, run size, grid cap), in the device-result form, for f32/f64 sum and dot at
@@ -313,10 +314,12 @@ bool sweep(ew::Context& ctx, const std::vector<int>& exponents, int reps, FILE* 
         // The default's one launch setting beside it: plain launches instead of programmatic
         // dependent ones (what the launch gap between back-to-back calls costs); and both
         // kernels of the sums at every size, the staged one with rings of 2 and 3 pieces.
-        ew::detail::cuda::ReduceTuning plain, registers, staged2, staged3, run1, run4;
+        ew::detail::cuda::ReduceTuning plain, registers, staged1, staged1_one, staged2, staged3, run1, run4;
         plain.dependent_launch = -1;
         registers.staged = -1;
-        staged2.staged = staged3.staged = run1.staged = run4.staged = 1;
+        staged1.staged = staged1_one.staged = staged2.staged = staged3.staged = run1.staged = run4.staged = 1;
+        staged1.stage_slots = staged1_one.stage_slots = 1;
+        staged1_one.ctas_per_sm = 1;
         staged2.stage_slots = 2;
         staged3.stage_slots = 3;
         run1.stage_run = 1;
@@ -326,6 +329,8 @@ bool sweep(ew::Context& ctx, const std::vector<int>& exponents, int reps, FILE* 
                                {"(register kernel)", registers},
                                {"(staged, 2 slots)", staged2},
                                {"(staged, 3 slots)", staged3},
+                               {"(staged, 1 slot)", staged1},
+                               {"(staged, 1 slot, 1 block an SM)", staged1_one},
                                {"(staged, units of 8)", run1},
                                {"(staged, units of 32)", run4}},
                               copies > 1 ? "device-result-cold" : "device-result");

@@ -255,6 +255,10 @@ unsigned resident_grid(void (*kernel)(Params...), std::size_t shared) {
   return grids[reinterpret_cast<const void*>(kernel)] = static_cast<unsigned>(sms * (per_sm > 0 ? per_sm : 1));
 }
 
+// The bench kernels' launches are programmatic dependent ones on sm_90+, as the library's are,
+// but inside a plain_launches() call (its rows "..., plain launches").
+bool plain_peer_launches = false;
+
 // Launches at most max_blocks blocks (and max_finish_slots), and no more than one wave
 // (resident_grid), with `shared` bytes of dynamic shared memory each.
 template <class... Params, class... Args>
@@ -276,7 +280,7 @@ void launch_atomic(void (*kernel)(Params...), std::size_t max_blocks, std::size_
   attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attribute[0].val.programmaticStreamSerializationAllowed = 1;
   config.attrs = attribute;
-  config.numAttrs = dependent ? 1 : 0;
+  config.numAttrs = dependent && !plain_peer_launches ? 1 : 0;
   check(cudaLaunchKernelEx(&config, kernel, args...), "atomic reduction launch");
 }
 struct AtomicState {
@@ -703,6 +707,14 @@ void atomic_enqueue_with(Reduction r, DType d, std::size_t n, const void* x, con
 void atomic_enqueue(Reduction r, DType d, std::size_t n, const void* x, const void* y, void* result, void* stream) {
   atomic_enqueue_with<atomic_unroll>(r, d, n, x, y, result, stream);
 }
+// A bench kernel's enqueue with plain launches: what the launch overlap gives each kernel
+// (beside the library's "(plain launches)" row).
+template <void (*enqueue)(Reduction, DType, std::size_t, const void*, const void*, void*, void*)>
+void plain_launches(Reduction r, DType d, std::size_t n, const void* x, const void* y, void* result, void* stream) {
+  plain_peer_launches = true;
+  enqueue(r, d, n, x, y, result, stream);
+  plain_peer_launches = false;
+}
 void ordered_enqueue(Reduction r, DType d, std::size_t n, const void* x, const void* y, void* result, void* stream) {
   atomic_enqueue_with<atomic_unroll, Finish::ordered>(r, d, n, x, y, result, stream);
 }
@@ -799,6 +811,8 @@ std::vector<DeviceReducePeer> cuda_reduce_device_peers() {
           {"atomic, staged plan order, dynamic runs of 2", false, &staged_dynamic_supports, &staged_dynamic_enqueue<2, 8 << 10, 2>},
           {"atomic, staged plan order, 4 KiB x 4, dynamic", false, &staged_dynamic_supports, &staged_dynamic_enqueue<4, 4 << 10, 1>},
           {"ordered finish", false, &atomic_supports, &ordered_enqueue},
+          {"atomic, plain launches", false, &atomic_supports, &plain_launches<&atomic_enqueue>},
+          {"atomic, staged plan order, plain launches", false, &staged_supports, &plain_launches<&staged_enqueue<Finish::atomic>>},
           {"ordered finish, staged plan order", false, &staged_supports, &staged_enqueue<Finish::ordered>},
           {"atomic, 2 loads", false, &atomic_supports, &atomic_enqueue_2},
           {"atomic, 1 load", false, &atomic_supports, &atomic_enqueue_1}};

@@ -5,7 +5,7 @@ For each reduction, dtype and size: cub's time over the library's (as it is and 
 launches), cuBLAS's likewise (dot), and the cost of reproducibility, the library's time over
 the "atomic (not reproducible)" variant's, minus 1, and over the fastest of that variant's
 forms with 4, 2 or 1 loads in flight ("best"); the same cost for the library's sum kernels
-forced (the register kernel, the staged kernel with 2 and 3 slots, units of 8 and 32 plan blocks).
+forced (the register kernel, the staged kernel with 1, 2 and 3 slots, units of 8 and 32 plan blocks).
 For norm2 (no atomic variant): the default, the register kernel and the staged kernel against
 cub and cuBLAS, and the register kernel's time over the other two.
 Usage: python3 bench/cuda/reduce_ratios.py FILE.csv [...]
@@ -75,9 +75,15 @@ def main(paths):
                 t = m.get(f'atomic, staged plan order, {ring}')
                 if atomic and t:
                     line += f'; reading, {ring} {t / atomic - 1:+.1%}'
+            # Both bench kernels with plain launches: the reading part without the launch overlap.
+            atomic_plain, staged_plain = m.get('atomic, plain launches'), m.get('atomic, staged plan order, plain launches')
+            if atomic_plain and staged_plain:
+                line += f'; plain: reading {staged_plain / atomic_plain - 1:+.1%}'
+                if plain:
+                    line += f', ours {plain / atomic_plain - 1:+.1%}'
             # The library's kernels forced, against the same atomic variant.
-            for name in ('register kernel', 'staged, 2 slots', 'staged, 3 slots', 'staged, units of 8',
-                         'staged, units of 32'):
+            for name in ('register kernel', 'staged, 2 slots', 'staged, 3 slots', 'staged, 1 slot',
+                         'staged, 1 slot, 1 block an SM', 'staged, units of 8', 'staged, units of 32'):
                 t = m.get(f'ew cuda ({name})')
                 if t and atomic:
                     line += f'; {name} {t / atomic - 1:+.1%}'

@@ -170,7 +170,7 @@ void staged_on(Context& ctx, Context& ref, const std::vector<T>& xs, const std::
   x.upload(xs.data(), xs.size());
   y.upload(ys.data(), ys.size());
   const std::vector<Case<T>> all = cases<T>(ref, xs, ys, sizes, {0, aligned, 1});
-  for (auto [slots, run] : {std::pair{2, 1}, {3, 1}, {2, 2}, {3, 4}, {2, 8}}) {
+  for (auto [slots, run] : {std::pair{2, 1}, {3, 1}, {1, 1}, {2, 2}, {1, 2}, {3, 4}, {2, 8}}) {
     const bool here = ew::detail::cuda::staged_kernel_supported(ctx.device(), slots);
     ew::detail::cuda::ReduceTuning t;
     t.staged = 1;
@@ -284,7 +284,7 @@ TEST_P(ReduceGrid, UnbuiltTuningIsRefused) {
   t = {};
   t.staged = 2;
   EXPECT_THROW(ew::detail::cuda::set_reduce_tuning(t), Error);
-  for (int slots : {1, 4}) {
+  for (int slots : {-1, 4}) {
     t = {};
     t.stage_slots = slots;
     EXPECT_THROW(ew::detail::cuda::set_reduce_tuning(t), Error);
