@@ -95,8 +95,19 @@ struct StagedRange {
 };
 constexpr StagedRange staged_norm2_f64{12, ~std::size_t(0)}, staged_dot_f64{24, 700}, staged_sum{48, 192},
     staged_dot_f32{48, ~std::size_t(0)};
-constexpr double staged_dot_f32_below_bytes_per_second_per_sm = 30e9;
+// The two GPUs measured lie on either side of this much memory bandwidth an SM (H100 25.4 GB/s,
+// H200 36.5): below it the f32 dot takes the staged kernel, above it the f32 sum's ring is one
+// piece (below).
+constexpr double fast_memory_bytes_per_second_per_sm = 30e9;
 constexpr int default_stage_slots = 2;
+// The f32 sum on the staged kernel (2^24..2^25 on 132 SMs) where the memory is fast an SM: a
+// ring of one 8 KiB piece a warp (the column copied into registers, the slot refilled at once),
+// one CUDA block an SM (80 KiB of shared memory): on an H200 it read 1.3 points faster at 2^24
+// and 0.7 at 2^25 than two slots (half the bytes in flight; two such blocks an SM, the same
+// bytes in flight as two slots, read 3-4 points slower at 2^24). docs/PERFORMANCE.md,
+// "Sixteenth round"; not measured on an H100, which keeps two slots.
+constexpr int fast_memory_f32_sum_stage_slots = 1;
+constexpr int fast_memory_f32_sum_stage_ctas_per_sm = 1;
 // ... and units of plan blocks for at most this many unit nodes (the last CUDA block's work;
 // sum_kernel's runs: 2048 at 2^28): R = 1 to 2^26, 2 at 2^27, 4 at 2^28.
 constexpr std::size_t staged_units = 4096;
@@ -1056,13 +1067,19 @@ ReduceTuning default_reduce_tuning(Kind kind, DType dtype, std::size_t n, int sm
   const auto in = [per_sm](StagedRange r) { return per_sm >= r.from && per_sm < r.below; };
   const double per_sm_bytes_per_second = memory_bytes_per_second / static_cast<double>(sms);
   const bool slow_memory_per_sm =
-      per_sm_bytes_per_second > 0 && per_sm_bytes_per_second < staged_dot_f32_below_bytes_per_second_per_sm;
+      per_sm_bytes_per_second > 0 && per_sm_bytes_per_second < fast_memory_bytes_per_second_per_sm;
+  const bool fast_memory_per_sm = per_sm_bytes_per_second >= fast_memory_bytes_per_second_per_sm;
   const bool staged =
       (kind == Kind::sum && (dtype == DType::f32 || dtype == DType::f64) && in(staged_sum)) ||
       (dtype == DType::f64 && ((kind == Kind::norm2 && in(staged_norm2_f64)) || (kind == Kind::dot && in(staged_dot_f64)))) ||
       (dtype == DType::f32 && kind == Kind::dot && slow_memory_per_sm && in(staged_dot_f32));
   t.staged = staged ? 1 : -1;
   t.stage_slots = default_stage_slots;
+  t.stage_ctas_per_sm = -1;
+  if (kind == Kind::sum && dtype == DType::f32 && fast_memory_per_sm) {
+    t.stage_slots = fast_memory_f32_sum_stage_slots;
+    t.stage_ctas_per_sm = fast_memory_f32_sum_stage_ctas_per_sm;
+  }
   // Units of 8 R plan blocks: the smallest R with at most staged_units of them.
   t.stage_run = 1;
   while (t.stage_run < max_stage_run && plan::block_count(n) > staged_units * warps_per_cta * t.stage_run)
@@ -1091,6 +1108,8 @@ void set_reduce_tuning(const ReduceTuning& t) {
     throw Error(Errc::invalid_argument, "reduce tuning: staged must be -1, 0 or 1");
   if (t.stage_slots != 0 && (t.stage_slots < 1 || t.stage_slots > max_stage_slots))
     throw Error(Errc::invalid_argument, "reduce tuning: stage_slots must be 1, 2 or 3");
+  if (t.stage_ctas_per_sm < -1 || t.stage_ctas_per_sm > 8)
+    throw Error(Errc::invalid_argument, "reduce tuning: stage_ctas_per_sm must be -1..8");
   if (t.stage_run < 0 || t.stage_run > max_stage_run || (t.stage_run & (t.stage_run - 1)) != 0)
     throw Error(Errc::invalid_argument, "reduce tuning: stage_run must be 0, 1, 2, 4 or 8");
   const std::lock_guard<std::mutex> lock(forced_mutex);
@@ -1110,7 +1129,7 @@ void Reducer::reserve(std::size_t bytes, cudaStream_t stream) {
 // CUDA blocks an SM of the staged kernel for this call, 0 where it does not apply: sm_90+
 // (the copy engine), f32 or f64 sums, operands 16-byte aligned (the copy engine's rule),
 // the tuning asking for it and the device allowing its shared memory; at most the tuning's
-// ctas_per_sm.
+// stage_ctas_per_sm.
 int Reducer::staged_blocks(const ReduceCall& c, const ReduceTuning& t, int major) {
   const bool aligned = reinterpret_cast<std::uintptr_t>(c.x) % 16 == 0 &&
                        (c.kind != Kind::dot || reinterpret_cast<std::uintptr_t>(c.y) % 16 == 0);
@@ -1122,7 +1141,7 @@ int Reducer::staged_blocks(const ReduceCall& c, const ReduceTuning& t, int major
     if (b == 0) b = -1;
   }
   if (b <= 0) return 0;
-  return t.ctas_per_sm > 0 && t.ctas_per_sm < b ? t.ctas_per_sm : b;  // a forced cap on the grid
+  return t.stage_ctas_per_sm > 0 && t.stage_ctas_per_sm < b ? t.stage_ctas_per_sm : b;
 }
 
 // CUDA blocks an SM of the one-pass kernel for this call (the min/max kernel where shape is
@@ -1162,6 +1181,7 @@ ReduceResult Reducer::run(const ReduceCall& c, cudaStream_t stream, const Launch
     if (forced.mapped_result) t.mapped_result = forced.mapped_result;
     if (forced.staged) t.staged = forced.staged;
     if (forced.stage_slots) t.stage_slots = forced.stage_slots;
+    if (forced.stage_ctas_per_sm) t.stage_ctas_per_sm = forced.stage_ctas_per_sm;
     if (forced.stage_run) t.stage_run = forced.stage_run;
   }
   const ReduceShape shape{t.lanes_per_thread, t.loads};

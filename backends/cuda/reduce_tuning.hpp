@@ -27,8 +27,7 @@ struct ReduceTuning {
                                // 0: the warps that fit on an SM (one wave), runs of at
                                // most 64 plan blocks (reduce.cu: default_longest_run)
   int ctas_per_sm = 0;         // a cap on the grid (CUDA blocks of 8 warps per SM), warps then
-                               // take several runs; -1 = no cap (one warp per run); the staged
-                               // kernel's grid too (its CUDA blocks resident on an SM, at most)
+                               // take several runs; -1 = no cap (one warp per run)
   std::size_t run_blocks = 0;  // forces the run size (a power of two, 1..2^20; raised to
                                // lanes_per_thread); for min/max, the plan blocks per CUDA block
                                // (at most 2^19: 2^30 elements)
@@ -45,6 +44,8 @@ struct ReduceTuning {
                                // allowing its shared memory), else the register kernel; -1: the
                                // register kernel, always
   int stage_slots = 0;         // the staged kernel's ring: 8 KiB pieces in flight a warp, 1, 2 or 3
+  int stage_ctas_per_sm = 0;   // the staged kernel's CUDA blocks an SM: at most this many (1..8);
+                               // -1: as many as fit (a ring of one piece leaves room for two)
   int stage_run = 0;           // the staged kernel's plan blocks a warp in a unit of 8 warps:
                                // 1, 2, 4 or 8 (raised where a CUDA block's units would not fit
                                // its shared memory); 0: the default (reduce.cu: staged_units)
@@ -66,7 +67,7 @@ ReduceTuning default_reduce_tuning(plan::Kind kind, DType dtype, std::size_t n, 
 // Tests and benchmarks (not public API): every later call uses `tuning` (its non-zero
 // fields, and run_blocks as it is; all zero restores the defaults). Any value must give the same bits. Throws
 // ew::Error(invalid_argument) for a shape that is not built, a run size that is not a power
-// of two, or a staged / stage_slots / stage_run value out of its range.
+// of two, or a staged / stage_slots / stage_ctas_per_sm / stage_run value out of its range.
 void set_reduce_tuning(const ReduceTuning& tuning);
 
 // Test hooks (both sum kernels give the same bits, so only these tell which one ran): the

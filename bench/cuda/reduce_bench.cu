@@ -19,7 +19,7 @@
 // (programmatic dependent launch on sm_90+), with plain launches, and with each of its two
 // sum kernels forced (the register kernel; the staged one with rings of 2 and 3 pieces, and
 // with units of 8 and 32 plan blocks; with a ring of one piece, as two CUDA blocks an SM and
-// as one, whose 80 KiB leave room on the SM for the next call's block while it drains).
+// as one, the f32 sum's default where the memory is fast an SM).
 //
 // --sweep: the cuda kernel's tunings (backends/cuda/reduce.hpp: lanes per thread, loads
 // in flight, run size, grid cap), in the device-result form, for f32/f64 sum and dot at
@@ -319,7 +319,8 @@ bool sweep(ew::Context& ctx, const std::vector<int>& exponents, int reps, FILE* 
         registers.staged = -1;
         staged1.staged = staged1_one.staged = staged2.staged = staged3.staged = run1.staged = run4.staged = 1;
         staged1.stage_slots = staged1_one.stage_slots = 1;
-        staged1_one.ctas_per_sm = 1;
+        staged1.stage_ctas_per_sm = -1;  // as many CUDA blocks an SM as fit (two)
+        staged1_one.stage_ctas_per_sm = 1;
         staged2.stage_slots = 2;
         staged3.stage_slots = 3;
         run1.stage_run = 1;

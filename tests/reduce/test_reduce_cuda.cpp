@@ -5,6 +5,7 @@
 // differ between GPUs; all must give the scalar backend's bits. Labelled gpu (the cuda/
 // prefix); skipped with the reason without a GPU.
 #include <optional>
+#include <utility>
 
 #include "reduce_support.hpp"
 
@@ -266,6 +267,27 @@ TEST(ReduceDefaults, StagedKernelWhereItMeasuredFaster) {
   }
 }
 
+// The f32 sum's ring on the staged kernel: one piece a warp and one CUDA block an SM where the
+// memory gives each SM 30 GB/s or more (the H200, where it measured faster), two pieces and
+// the blocks that fit elsewhere (the H100s, an unknown memory); the other sums keep two.
+TEST(ReduceDefaults, F32SumRingOfOnePieceWhereMemoryIsFast) {
+  using ew::detail::plan::Kind;
+  const std::pair<double, bool> gpus[] = {{4.8e12, true}, {3.35e12, false}, {0.0, false}};
+  for (auto [bytes_per_second, fast] : gpus)
+    for (int e : {24, 25}) {
+      const auto t = [&](Kind kind, DType dtype) {
+        return ew::detail::cuda::default_reduce_tuning(kind, dtype, std::size_t(1) << e, 132, bytes_per_second);
+      };
+      const auto f32 = t(Kind::sum, DType::f32);
+      EXPECT_EQ(f32.staged, 1) << e;
+      EXPECT_EQ(f32.stage_slots, fast ? 1 : 2) << bytes_per_second << " at 2^" << e;
+      EXPECT_EQ(f32.stage_ctas_per_sm, fast ? 1 : -1) << bytes_per_second << " at 2^" << e;
+      const auto f64 = t(Kind::sum, DType::f64);
+      EXPECT_EQ(f64.stage_slots, 2) << e;
+      EXPECT_EQ(f64.stage_ctas_per_sm, -1) << e;
+    }
+}
+
 // Shapes that are not built are refused by name, before anything runs.
 TEST_P(ReduceGrid, UnbuiltTuningIsRefused) {
   ew::detail::cuda::ReduceTuning t;
@@ -287,6 +309,11 @@ TEST_P(ReduceGrid, UnbuiltTuningIsRefused) {
   for (int slots : {-1, 4}) {
     t = {};
     t.stage_slots = slots;
+    EXPECT_THROW(ew::detail::cuda::set_reduce_tuning(t), Error);
+  }
+  for (int ctas : {-2, 9}) {
+    t = {};
+    t.stage_ctas_per_sm = ctas;
     EXPECT_THROW(ew::detail::cuda::set_reduce_tuning(t), Error);
   }
   for (int run : {-1, 3, 16}) {
