@@ -102,10 +102,11 @@ constexpr double fast_memory_bytes_per_second_per_sm = 30e9;
 constexpr int default_stage_slots = 2;
 // The f32 sum on the staged kernel (2^24..2^25 on 132 SMs) where the memory is fast an SM: a
 // ring of one 8 KiB piece a warp (the column copied into registers, the slot refilled at once),
-// one CUDA block an SM (80 KiB of shared memory): on an H200 it read 1.3 points faster at 2^24
-// and 0.7 at 2^25 than two slots (half the bytes in flight; two such blocks an SM, the same
-// bytes in flight as two slots, read 3-4 points slower at 2^24). docs/PERFORMANCE.md,
-// "Sixteenth round"; not measured on an H100, which keeps two slots.
+// one CUDA block an SM (80 KiB of shared memory): on two H200s it read 1.3-2.1 points faster
+// at 2^24 and 0.7-0.9 at 2^25 than two slots, with half the bytes in flight (two such blocks an
+// SM, the same bytes in flight as two slots, read 3-4 points slower at 2^24; the f64 sum read
+// slower with one piece). docs/PERFORMANCE.md, "Sixteenth round"; not measured on an H100,
+// which keeps two slots.
 constexpr int fast_memory_f32_sum_stage_slots = 1;
 constexpr int fast_memory_f32_sum_stage_ctas_per_sm = 1;
 // ... and units of plan blocks for at most this many unit nodes (the last CUDA block's work;
