@@ -100,11 +100,12 @@ constexpr StagedRange staged_norm2_f64{12, ~std::size_t(0)}, staged_dot_f64{24, 
 // piece (below).
 constexpr double fast_memory_bytes_per_second_per_sm = 30e9;
 constexpr int default_stage_slots = 2;
-// The f32 sum on the staged kernel (2^24..2^25 on 132 SMs) where the memory is fast an SM: a
-// ring of one 8 KiB piece a warp (the column copied into registers, the slot refilled at once),
-// one CUDA block an SM (80 KiB of shared memory): on two H200s it read 1.3-2.1 points faster
-// at 2^24 and 0.7-0.9 at 2^25 than two slots, with half the bytes in flight (two such blocks an
-// SM, the same bytes in flight as two slots, read 3-4 points slower at 2^24; the f64 sum read
+// The f32 sum on the staged kernel (by default 2^24..2^25 on 132 SMs; wherever it is forced
+// too) where the memory is fast an SM: a ring of one 8 KiB piece a warp (the column copied into
+// registers, the slot refilled at once), one CUDA block an SM (80 KiB of shared memory): on two
+// H200s it read 1.3-2.1 points faster at 2^24 and 0.7-0.9 at 2^25 than two slots, with half the
+// bytes in flight, and forced at 2^23 and 2^27..2^28 faster too, level at 2^26 (two such blocks
+// an SM, the same bytes in flight as two slots, read 3-4 points slower at 2^24; the f64 sum read
 // slower with one piece). docs/PERFORMANCE.md, "Sixteenth round"; not measured on an H100,
 // which keeps two slots.
 constexpr int fast_memory_f32_sum_stage_slots = 1;

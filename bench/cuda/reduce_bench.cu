@@ -313,7 +313,7 @@ bool sweep(ew::Context& ctx, const std::vector<int>& exponents, int reps, FILE* 
       } else if (device_result) {
         // The default's one launch setting beside it: plain launches instead of programmatic
         // dependent ones (what the launch gap between back-to-back calls costs); and both
-        // kernels of the sums at every size, the staged one with rings of 2 and 3 pieces.
+        // kernels of the sums at every size, the staged one with rings of 1, 2 and 3 pieces.
         ew::detail::cuda::ReduceTuning plain, registers, staged1, staged1_one, staged2, staged3, run1, run4;
         plain.dependent_launch = -1;
         registers.staged = -1;
