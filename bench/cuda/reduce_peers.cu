@@ -464,6 +464,25 @@ constexpr std::size_t staged_shared_bytes(int slots, unsigned piece_bytes) {
   return std::size_t(atomic_threads / 32) * slots * piece_bytes;
 }
 
+// A lane's walk of a piece the copy engine brings into `slot`: waits for it (the barrier's
+// phase), adds the lane's column row by row into acc (a dot's y rows follow x's), and leaves
+// the slot to its refill once every lane has read it. sm_90+ only.
+template <class T, bool dot, int rows>
+__device__ __forceinline__ void walk_piece(const unsigned char* slot, unsigned long long* barrier, unsigned phase,
+                                           int lane, double& acc) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  namespace bulk = ew::detail::cuda::bulk;
+  bulk::wait(bulk::shared_address(barrier), phase);
+  const T* a = reinterpret_cast<const T*>(slot);
+  const T* b = a + rows * 32;
+#pragma unroll 8
+  for (int r = 0; r < rows; ++r)
+    acc += dot ? static_cast<double>(a[r * 32 + lane]) * static_cast<double>(b[r * 32 + lane])
+               : static_cast<double>(a[r * 32 + lane]);
+  __syncwarp();  // every lane has read the slot before the copy engine refills it
+#endif
+}
+
 template <class T, bool dot, Finish finish = Finish::atomic, int staged_slots = 2, unsigned staged_piece_bytes = 8 << 10>
 __global__ void __launch_bounds__(atomic_threads)
     atomic_staged(const T* __restrict__ x, const T* __restrict__ y, std::size_t n, AtomicState* state, T* out) {
@@ -501,14 +520,8 @@ __global__ void __launch_bounds__(atomic_threads)
   __syncwarp();
   for (std::size_t k = 0; k < count; ++k) {
     const int slot = static_cast<int>(k % staged_slots);
-    bulk::wait(bulk::shared_address(&barriers[warp][slot]), static_cast<unsigned>((k / staged_slots) & 1));
-    const T* a = reinterpret_cast<const T*>(ring + slot * staged_piece_bytes);
-    const T* b = a + rows * 32;
-#pragma unroll 8
-    for (int r = 0; r < rows; ++r)
-      acc += dot ? static_cast<double>(a[r * 32 + lane]) * static_cast<double>(b[r * 32 + lane])
-                 : static_cast<double>(a[r * 32 + lane]);
-    __syncwarp();  // every lane has read the slot before the copy engine refills it
+    walk_piece<T, dot, rows>(ring + slot * staged_piece_bytes, &barriers[warp][slot],
+                             static_cast<unsigned>((k / staged_slots) & 1), lane, acc);
     if (lane == 0 && k + staged_slots < count) {
       bulk::fence_to_copy_engine();
       issue(k + staged_slots);
@@ -583,14 +596,8 @@ __global__ void __launch_bounds__(atomic_threads)
   for (std::size_t k = 0;; ++k) {
     if (!(__shfl_sync(0xffffffffu, issued, 0) & 1u)) break;
     const int slot = static_cast<int>(k % staged_slots);
-    bulk::wait(bulk::shared_address(&barriers[warp][slot]), static_cast<unsigned>((k / staged_slots) & 1));
-    const T* a = reinterpret_cast<const T*>(ring + slot * staged_piece_bytes);
-    const T* b = a + rows * 32;
-#pragma unroll 8
-    for (int r = 0; r < rows; ++r)
-      acc += dot ? static_cast<double>(a[r * 32 + lane]) * static_cast<double>(b[r * 32 + lane])
-                 : static_cast<double>(a[r * 32 + lane]);
-    __syncwarp();  // every lane has read the slot before the copy engine refills it
+    walk_piece<T, dot, rows>(ring + slot * staged_piece_bytes, &barriers[warp][slot],
+                             static_cast<unsigned>((k / staged_slots) & 1), lane, acc);
     if (lane == 0) {
       issued >>= 1;
       if (issue(slot)) issued |= 1u << (staged_slots - 1);
@@ -638,51 +645,51 @@ bool staged_supports(Reduction r, DType d, std::size_t n) {
   }();
   return sm90 && atomic_supports(r, d, n) && n % 2048 == 0;  // whole plan blocks (the benchmark's sizes)
 }
-template <Finish finish, int slots = 2, unsigned piece_bytes = 8 << 10>
-void staged_enqueue(Reduction r, DType d, std::size_t n, const void* x, const void* y, void* result, void* stream) {
-  const auto s = static_cast<cudaStream_t>(stream);
-  const std::size_t shared = staged_shared_bytes(slots, piece_bytes);
-  // One CUDA block an SM whatever its ring (a smaller ring would fit more): 8 warps an SM, each
-  // with `slots` pieces in flight.
+// Calls launch(x, y, out, dot) with the operands as the dtype's pointers and dot as
+// std::integral_constant<bool, ...>: one dispatch for the enqueues of the staged bench kernels.
+template <class Launch>
+void with_operands(Reduction r, DType d, const void* x, const void* y, void* result, Launch launch) {
+  const bool dot = r == Reduction::dot;
+  if (d == DType::f32) {
+    const auto* xf = static_cast<const float*>(x);
+    const auto* yf = dot ? static_cast<const float*>(y) : xf;
+    if (dot) launch(xf, yf, static_cast<float*>(result), std::true_type{});
+    else launch(xf, yf, static_cast<float*>(result), std::false_type{});
+  } else {
+    const auto* xd = static_cast<const double*>(x);
+    const auto* yd = dot ? static_cast<const double*>(y) : xd;
+    if (dot) launch(xd, yd, static_cast<double*>(result), std::true_type{});
+    else launch(xd, yd, static_cast<double*>(result), std::false_type{});
+  }
+}
+// One CUDA block an SM whatever the ring (a smaller ring would fit more): 8 warps an SM, each
+// with its ring's pieces in flight.
+std::size_t staged_grid() {
   static const std::size_t grid = [] {
     int device = 0, sms = 0;
     check(cudaGetDevice(&device), "cudaGetDevice");
     check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
     return static_cast<std::size_t>(sms);
   }();
-  if (d == DType::f32) {
-    const auto* xf = static_cast<const float*>(x);
-    const auto* yf = static_cast<const float*>(y);
-    if (r == Reduction::dot) launch_atomic(atomic_staged<float, true, finish, slots, piece_bytes>, grid, shared, s, xf, yf, n, atomic_state(), static_cast<float*>(result));
-    else launch_atomic(atomic_staged<float, false, finish, slots, piece_bytes>, grid, shared, s, xf, xf, n, atomic_state(), static_cast<float*>(result));
-  } else {
-    const auto* xd = static_cast<const double*>(x);
-    const auto* yd = static_cast<const double*>(y);
-    if (r == Reduction::dot) launch_atomic(atomic_staged<double, true, finish, slots, piece_bytes>, grid, shared, s, xd, yd, n, atomic_state(), static_cast<double*>(result));
-    else launch_atomic(atomic_staged<double, false, finish, slots, piece_bytes>, grid, shared, s, xd, xd, n, atomic_state(), static_cast<double*>(result));
-  }
+  return grid;
+}
+template <Finish finish, int slots = 2, unsigned piece_bytes = 8 << 10>
+void staged_enqueue(Reduction r, DType d, std::size_t n, const void* x, const void* y, void* result, void* stream) {
+  with_operands(r, d, x, y, result, [&](const auto* xt, const auto* yt, auto* out, auto dot) {
+    using T = std::remove_pointer_t<decltype(out)>;
+    launch_atomic(atomic_staged<T, decltype(dot)::value, finish, slots, piece_bytes>, staged_grid(),
+                  staged_shared_bytes(slots, piece_bytes), static_cast<cudaStream_t>(stream), xt, yt, n,
+                  atomic_state(), out);
+  });
 }
 template <int slots, unsigned piece_bytes, int run_blocks>
 void staged_dynamic_enqueue(Reduction r, DType d, std::size_t n, const void* x, const void* y, void* result, void* stream) {
-  const auto s = static_cast<cudaStream_t>(stream);
-  const std::size_t shared = staged_shared_bytes(slots, piece_bytes);
-  static const std::size_t grid = [] {  // one CUDA block an SM, as staged_enqueue
-    int device = 0, sms = 0;
-    check(cudaGetDevice(&device), "cudaGetDevice");
-    check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
-    return static_cast<std::size_t>(sms);
-  }();
-  if (d == DType::f32) {
-    const auto* xf = static_cast<const float*>(x);
-    const auto* yf = static_cast<const float*>(y);
-    if (r == Reduction::dot) launch_atomic(atomic_staged_dynamic<float, true, slots, piece_bytes, run_blocks>, grid, shared, s, xf, yf, n, atomic_state(), static_cast<float*>(result));
-    else launch_atomic(atomic_staged_dynamic<float, false, slots, piece_bytes, run_blocks>, grid, shared, s, xf, xf, n, atomic_state(), static_cast<float*>(result));
-  } else {
-    const auto* xd = static_cast<const double*>(x);
-    const auto* yd = static_cast<const double*>(y);
-    if (r == Reduction::dot) launch_atomic(atomic_staged_dynamic<double, true, slots, piece_bytes, run_blocks>, grid, shared, s, xd, yd, n, atomic_state(), static_cast<double*>(result));
-    else launch_atomic(atomic_staged_dynamic<double, false, slots, piece_bytes, run_blocks>, grid, shared, s, xd, xd, n, atomic_state(), static_cast<double*>(result));
-  }
+  with_operands(r, d, x, y, result, [&](const auto* xt, const auto* yt, auto* out, auto dot) {
+    using T = std::remove_pointer_t<decltype(out)>;
+    launch_atomic(atomic_staged_dynamic<T, decltype(dot)::value, slots, piece_bytes, run_blocks>, staged_grid(),
+                  staged_shared_bytes(slots, piece_bytes), static_cast<cudaStream_t>(stream), xt, yt, n,
+                  atomic_state(), out);
+  });
 }
 bool staged_dynamic_supports(Reduction r, DType d, std::size_t n) {
   return staged_supports(r, d, n) && n % (std::size_t(2048) * 2) == 0 && n / 2048 < (std::size_t(1) << 31);
