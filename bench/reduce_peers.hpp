@@ -3,6 +3,7 @@
 // is reproducible: an OpenMP reduction's bits change with the thread count, cub's and
 // cuBLAS's with the GPU and the version.
 #include <cstddef>
+#include <string>
 #include <vector>
 
 #include "ew/types.hpp"
@@ -84,5 +85,23 @@ ValueIndex cub_extremum(bool is_min, DType dtype, std::size_t n, const void* x, 
 // atomicAdd (each block's sum in its own slot, the last block adding the slots in block order):
 // what that finish costs apart from the reading order.
 std::vector<DeviceReducePeer> cuda_reduce_device_peers();
+
+// ew-cuda-reduce-bench --timeline: where a call's time goes in the bench kernels above. Their
+// timed forms write the GPU's %globaltimer (ns) at fixed points of `calls` calls back to back.
+struct Timeline {
+  static constexpr int warps = 8;  // a CUDA block's
+  // A CUDA block's stamps in a call: when each warp starts (after the wait for the grid before),
+  // when its last piece is in shared memory (staged kernels), when its reads and adds are done;
+  // the block's sum ready, the finish's counter answered, and (the last block) the value
+  // written; and the SM it ran on (an index, not a time). 0 where not written.
+  enum : int { warp_start = 0, warp_landed = 8, warp_done = 16, block_sum = 24, arrived = 25, result = 26, sm = 27, slots = 28 };
+  unsigned ctas = 0;
+  int calls = 0;
+  std::vector<unsigned long long> stamps;  // [call][cta][slot]
+};
+// The bench kernels with a timed form, by their rows' names.
+std::vector<std::string> cuda_reduce_timeline_kernels();
+Timeline cuda_reduce_timeline(const std::string& kernel, Reduction r, DType dtype, std::size_t n, const void* x,
+                              const void* y, void* result, void* stream, int calls);
 
 }  // namespace ew::bench

@@ -40,13 +40,18 @@
 // this GPU (a Kokkos built for Cuda), kokkos is timed beside.
 // --only LIST: the reductions (sum, dot, norm2) and dtypes (f32, f64) named in the comma-separated
 // LIST (a kind of name left out: all of that kind), e.g. --only sum,f32 for a profiler's run.
-//   ew-cuda-reduce-bench [--sizes 20..28] [--reps 30] [--csv FILE] [--only LIST] [--device-result [--cold] | --sweep | --extrema]
+// --timeline: the bench kernels of reduce_peers.cu (grid-stride and staged, atomic and ordered
+// finishes) in timed forms, each warp and CUDA block writing the GPU's %globaltimer at fixed
+// points of 40 calls back to back: when the reads end, SM by SM, and how long the finish takes
+// after them (sum and dot at 2^24..2^26 by default; bench/reduce_peers.hpp, Timeline).
+//   ew-cuda-reduce-bench [--sizes 20..28] [--reps 30] [--csv FILE] [--only LIST] [--device-result [--cold] | --sweep | --extrema | --timeline]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -441,6 +446,107 @@ bool extrema(ew::Context& ctx, ew::Context* kokkos, const std::vector<int>& expo
   return agree;
 }
 
+// --timeline: where a call's time goes, from the timed bench kernels' stamps (Timeline). Per
+// call, from the first warp's start t0: when the warps' reads and adds are done (median, 90th
+// percentile, last), the SMs' (an SM's last warp) at the 10th percentile and the median, the
+// share of SM time idle before the last warp is done, the last warp's adds after its last piece
+// landed (staged kernels), then the finish: the last counter answered, the value written, and
+// the gap from the call before's value to t0 and the period between values. Medians over the
+// calls (the first, whose call before was not timed, left out), in microseconds.
+double percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<std::size_t>(p * static_cast<double>(v.size() - 1) + 0.5))];
+}
+
+template <class T>
+void timeline(ew::Context& ctx, const std::vector<int>& exponents, const Only& only, FILE* csv) {
+  using ew::bench::Timeline;
+  const auto stream = static_cast<cudaStream_t>(ctx.native_stream());
+  const std::size_t max_n = std::size_t(1) << *std::max_element(exponents.begin(), exponents.end());
+  ew::Buffer<T> x(ctx, max_n), y(ctx, max_n), result(ctx, 1);
+  std::vector<T> host(max_n);
+  for (std::size_t i = 0; i < max_n; ++i) host[i] = static_cast<T>((i * 2654435761u % 1000) * 0.001 - 0.5);
+  x.upload(host.data(), max_n);
+  y.upload(host.data(), max_n);
+  const char* dtype = sizeof(T) == 4 ? "f32" : "f64";
+  constexpr int calls = 40;
+  for (int e : exponents)
+    for (What w : {What::sum, What::dot}) {
+      if (!only.has(w)) continue;
+      const std::size_t n = std::size_t(1) << e;
+      for (const std::string& kernel : ew::bench::cuda_reduce_timeline_kernels()) {
+        const Timeline t = ew::bench::cuda_reduce_timeline(kernel, w, ew::dtype_v<T>, n, x.data(), y.data(),
+                                                           result.data(), stream, calls);
+        const auto at = [&](int call, unsigned cta, int slot) {
+          return t.stamps[(std::size_t(call) * t.ctas + cta) * Timeline::slots + slot];
+        };
+        const auto result_of = [&](int call) {
+          unsigned long long r = 0;
+          for (unsigned b = 0; b < t.ctas; ++b) r = std::max(r, at(call, b, Timeline::result));
+          return r;
+        };
+        std::vector<std::vector<double>> m(11);
+        unsigned long long tick = ~0ull;
+        for (int c = 1; c < t.calls; ++c) {
+          unsigned long long t0 = ~0ull, arrived = 0;
+          std::vector<unsigned long long> all;
+          std::vector<double> done;
+          std::map<unsigned long long, unsigned long long> sm_done;
+          unsigned long long last_done = 0, last_landed = 0;
+          for (unsigned b = 0; b < t.ctas; ++b) {
+            for (int wi = 0; wi < Timeline::warps; ++wi) {
+              const unsigned long long s0 = at(c, b, Timeline::warp_start + wi), d = at(c, b, Timeline::warp_done + wi);
+              if (!s0 || !d) continue;
+              t0 = std::min(t0, s0);
+              all.push_back(s0), all.push_back(d);
+              auto& sd = sm_done[at(c, b, Timeline::sm)];
+              sd = std::max(sd, d);
+              if (d > last_done) last_done = d, last_landed = at(c, b, Timeline::warp_landed + wi);
+            }
+            arrived = std::max(arrived, at(c, b, Timeline::arrived));
+          }
+          const unsigned long long end = result_of(c), before = result_of(c - 1);
+          for (unsigned b = 0; b < t.ctas; ++b)
+            for (int wi = 0; wi < Timeline::warps; ++wi)
+              if (at(c, b, Timeline::warp_done + wi)) done.push_back(1e-3 * double(at(c, b, Timeline::warp_done + wi) - t0));
+          std::vector<double> sms;
+          double idle = 0;
+          for (const auto& [sm, d] : sm_done) sms.push_back(1e-3 * double(d - t0)), idle += double(last_done - d);
+          std::sort(all.begin(), all.end());
+          for (std::size_t i = 1; i < all.size(); ++i)
+            if (all[i] > all[i - 1]) tick = std::min(tick, all[i] - all[i - 1]);
+          const double span = 1e-3 * double(last_done - t0);
+          m[0].push_back(percentile(done, 0.5));
+          m[1].push_back(percentile(done, 0.9));
+          m[2].push_back(span);
+          m[3].push_back(percentile(sms, 0.1));
+          m[4].push_back(percentile(sms, 0.5));
+          m[5].push_back(sms.empty() || span <= 0 ? 0.0 : 1e-3 * idle / (double(sms.size()) * span));
+          m[6].push_back(last_landed ? 1e-3 * double(last_done - last_landed) : 0.0);
+          m[7].push_back(1e-3 * (double(arrived) - double(last_done)));
+          m[8].push_back(1e-3 * (double(end) - double(arrived)));
+          m[9].push_back(1e-3 * (double(t0) - double(before)));
+          m[10].push_back(1e-3 * double(end - before));
+        }
+        std::printf("%-5s %s 2^%-2d %-38s grid %4u | done p50 %6.2f p90 %6.2f last %6.2f | SMs p10 %6.2f p50 %6.2f "
+                    "idle %4.1f %% | last adds %5.2f | arrived +%5.2f value +%5.2f | gap %5.2f period %6.2f us"
+                    " (tick %llu ns)\n",
+                    name(w), dtype, e, kernel.c_str(), t.ctas, percentile(m[0], 0.5), percentile(m[1], 0.5),
+                    percentile(m[2], 0.5), percentile(m[3], 0.5), percentile(m[4], 0.5), 100 * percentile(m[5], 0.5),
+                    percentile(m[6], 0.5), percentile(m[7], 0.5), percentile(m[8], 0.5), percentile(m[9], 0.5),
+                    percentile(m[10], 0.5), tick);
+        if (csv)
+          for (int c = 0; c + 1 < t.calls; ++c) {
+            std::fprintf(csv, "%s,%s,%zu,%s,%d", name(w), dtype, n, kernel.c_str(), c + 1);
+            for (const auto& v : m) std::fprintf(csv, ",%.4f", v[c]);
+            std::fprintf(csv, "\n");
+          }
+        std::fflush(stdout);
+      }
+    }
+}
+
 // --only LIST into `only`, f32 and f64; false for a name that is none of those.
 bool only_list(const std::string& list, Only& only, bool& f32, bool& f64) {
   bool sum = false, dot = false, norm2 = false, f32_named = false, f64_named = false;
@@ -466,7 +572,7 @@ bool only_list(const std::string& list, Only& only, bool& f32, bool& f64) {
 
 int main(int argc, char** argv) {
   int lo = 20, hi = 28, reps = 30;
-  bool device_result = false, tunings = false, sizes_given = false, cold = false, extremes = false;
+  bool device_result = false, tunings = false, sizes_given = false, cold = false, extremes = false, timed = false;
   bool f32 = true, f64 = true;
   Only only;
   const char* csv_path = nullptr;
@@ -486,14 +592,20 @@ int main(int argc, char** argv) {
       cold = true;
     } else if (a == "--extrema") {
       extremes = true;
+    } else if (a == "--timeline") {
+      timed = true;
     } else if (a == "--only" && i + 1 < argc && only_list(argv[i + 1], only, f32, f64)) {
       ++i;
     } else {
       std::fprintf(stderr,
                    "usage: ew-cuda-reduce-bench [--sizes LO..HI (log2, 0..31)] [--reps N] [--csv FILE] "
-                   "[--only sum,dot,norm2,f32,f64] [--device-result [--cold] | --sweep | --extrema]\n");
+                   "[--only sum,dot,norm2,f32,f64] [--device-result [--cold] | --sweep | --extrema | --timeline]\n");
       return a == "--help" ? 0 : 2;
     }
+  }
+  if (timed && (tunings || device_result || extremes || cold)) {
+    std::fprintf(stderr, "ew-cuda-reduce-bench: --timeline runs alone\n");
+    return 2;
   }
   if (extremes && (tunings || device_result)) {
     std::fprintf(stderr, "ew-cuda-reduce-bench: --extrema runs alone\n");
@@ -517,6 +629,7 @@ int main(int argc, char** argv) {
   }
   std::vector<int> exponents;
   if (tunings && !sizes_given) exponents = {20, 24, 28};
+  else if (timed && !sizes_given) exponents = {24, 25, 26};
   else
     for (int e = lo; e <= hi; ++e) exponents.push_back(e);
   try {
@@ -539,6 +652,17 @@ int main(int argc, char** argv) {
       agree &= extrema<ew::bfloat16>(ctx, kokkos.get(), exponents, reps, csv);
       if (csv) std::fclose(csv);
       return agree ? 0 : 1;
+    }
+    if (timed) {
+      std::printf("form: --timeline, 40 calls back to back a kernel, the GPU's %%globaltimer at fixed points\n");
+      FILE* csv = csv_path ? std::fopen(csv_path, "w") : nullptr;
+      if (csv)
+        std::fprintf(csv, "reduction,dtype,n,kernel,call,done_p50_us,done_p90_us,done_last_us,sm_p10_us,sm_p50_us,"
+                          "sm_idle_share,last_adds_us,arrived_us,value_us,gap_us,period_us\n");
+      if (f32) timeline<float>(ctx, exponents, only, csv);
+      if (f64) timeline<double>(ctx, exponents, only, csv);
+      if (csv) std::fclose(csv);
+      return 0;
     }
     std::printf("form: %s\n", tunings ? "sweep of the kernel's tunings, device-resident results, batches of 20 calls"
                               : device_result && cold ? "device-resident results, batches of 20 calls timed with CUDA "

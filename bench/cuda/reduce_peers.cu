@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <map>
 #include <type_traits>
 #include <cub/device/device_reduce.cuh>
@@ -262,8 +263,8 @@ bool plain_peer_launches = false;
 // Launches at most max_blocks blocks (and max_finish_slots), and no more than one wave
 // (resident_grid), with `shared` bytes of dynamic shared memory each.
 template <class... Params, class... Args>
-void launch_atomic(void (*kernel)(Params...), std::size_t max_blocks, std::size_t shared, cudaStream_t stream,
-                   Args... args) {
+unsigned launch_atomic(void (*kernel)(Params...), std::size_t max_blocks, std::size_t shared, cudaStream_t stream,
+                       Args... args) {
   static const bool dependent = [] {
     int device = 0, major = 0;
     check(cudaGetDevice(&device), "cudaGetDevice");
@@ -282,19 +283,61 @@ void launch_atomic(void (*kernel)(Params...), std::size_t max_blocks, std::size_
   config.attrs = attribute;
   config.numAttrs = dependent && !plain_peer_launches ? 1 : 0;
   check(cudaLaunchKernelEx(&config, kernel, args...), "atomic reduction launch");
+  return config.gridDim.x;
 }
 struct AtomicState {
   double sum;
   unsigned int finished;
   unsigned int next_run;           // the dynamic staged kernel's runs handed out
   double slots[max_finish_slots];  // the ordered finish's block sums
+  // --timeline: the timed kernels' stamps, `stamp_slots` a CUDA block a call, for calls
+  // timed_call < timed_calls (the last block of a call counts it on).
+  unsigned long long* stamps;
+  unsigned int timed_call, timed_calls;
 };
+
+// The timed bench kernels (template parameter `timed`; the rows above run the same kernels
+// untimed) write %globaltimer (nanoseconds, the GPU's one clock for every SM) at these points,
+// by lane 0 of each warp or thread 0 of each CUDA block.
+constexpr int timeline_warps = atomic_threads / 32;
+static_assert(timeline_warps == Timeline::warps, "a stamp a warp");
+__device__ __forceinline__ unsigned long long global_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+// This CUDA block's stamps in this call, or null (untimed, or past the calls timed).
+template <bool timed>
+__device__ __forceinline__ unsigned long long* stamps_of(const AtomicState* state) {
+  if constexpr (!timed) {
+    return nullptr;
+  } else {
+    const unsigned call = state->timed_call;
+    if (!state->stamps || call >= state->timed_calls) return nullptr;
+    unsigned long long* st = state->stamps + (std::size_t(call) * gridDim.x + blockIdx.x) * Timeline::slots;
+    if (threadIdx.x == 0) {
+      unsigned sm;
+      asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+      st[Timeline::sm] = sm;
+    }
+    return st;
+  }
+}
+__device__ __forceinline__ void stamp(unsigned long long* st, int slot) {
+  if (st) st[slot] = global_ns();
+}
+// A call's last block, done: the next call's stamps go to the next region.
+template <bool timed>
+__device__ __forceinline__ void next_timed_call(AtomicState* state) {
+  if constexpr (timed)
+    if (state->stamps && state->timed_call < state->timed_calls) ++state->timed_call;
+}
 constexpr int atomic_unroll = 4;
 
 // The block's sum of every thread's acc goes to state->sum with atomicAdd; the last block
 // writes the result and resets the state for the next call.
-template <class T>
-__device__ void atomic_finish(double acc, AtomicState* state, T* out) {
+template <class T, bool timed = false>
+__device__ void atomic_finish(double acc, AtomicState* state, T* out, unsigned long long* st = nullptr) {
   for (int offset = 16; offset > 0; offset /= 2) acc += __shfl_down_sync(0xffffffffu, acc, offset);
   __shared__ double warp_sums[atomic_threads / 32];
   __shared__ bool last;
@@ -303,14 +346,18 @@ __device__ void atomic_finish(double acc, AtomicState* state, T* out) {
   if (threadIdx.x == 0) {
     double block = 0.0;
     for (int w = 0; w < atomic_threads / 32; ++w) block += warp_sums[w];
+    stamp(st, Timeline::block_sum);
     atomicAdd(&state->sum, block);
     __threadfence();
     last = atomicAdd(&state->finished, 1u) == gridDim.x - 1;
+    stamp(st, Timeline::arrived);
     if (last) {
       *out = static_cast<T>(atomicAdd(&state->sum, 0.0));
       state->sum = 0.0;
       state->finished = 0;
       state->next_run = 0;
+      stamp(st, Timeline::result);
+      next_timed_call<timed>(state);
     }
   }
 }
@@ -321,8 +368,8 @@ __device__ void atomic_finish(double acc, AtomicState* state, T* out) {
 // round of loads and a block tree). Its bits are fixed for a fixed grid (not across GPUs);
 // against atomic_finish it measures what the fixed order's finish costs, apart from the
 // plan's reading order (docs/PERFORMANCE.md, fifteenth round).
-template <class T>
-__device__ void ordered_finish(double acc, AtomicState* state, T* out) {
+template <class T, bool timed = false>
+__device__ void ordered_finish(double acc, AtomicState* state, T* out, unsigned long long* st = nullptr) {
   __shared__ double warp_sums[atomic_threads / 32];
   __shared__ bool last;
   const auto block_sum = [&](double v) {
@@ -336,9 +383,11 @@ __device__ void ordered_finish(double acc, AtomicState* state, T* out) {
   };
   const double block = block_sum(acc);
   if (threadIdx.x == 0) {
+    stamp(st, Timeline::block_sum);
     state->slots[blockIdx.x] = block;
     ::cuda::atomic_ref<unsigned int, ::cuda::thread_scope_device> finished(state->finished);
     last = finished.fetch_add(1u, ::cuda::memory_order_acq_rel) == gridDim.x - 1;
+    stamp(st, Timeline::arrived);
   }
   __syncthreads();
   if (!last) return;
@@ -360,20 +409,24 @@ __device__ void ordered_finish(double acc, AtomicState* state, T* out) {
     *out = static_cast<T>(total);
     state->finished = 0;
     state->next_run = 0;
+    stamp(st, Timeline::result);
+    next_timed_call<timed>(state);
   }
 }
 
 enum class Finish { atomic, ordered };
-template <Finish finish, class T>
-__device__ __forceinline__ void finish_with(double acc, AtomicState* state, T* out) {
-  if constexpr (finish == Finish::atomic) atomic_finish(acc, state, out);
-  else ordered_finish(acc, state, out);
+template <Finish finish, bool timed = false, class T>
+__device__ __forceinline__ void finish_with(double acc, AtomicState* state, T* out, unsigned long long* st = nullptr) {
+  if constexpr (finish == Finish::atomic) atomic_finish<T, timed>(acc, state, out, st);
+  else ordered_finish<T, timed>(acc, state, out, st);
 }
 
-template <class T, bool dot, int unroll = atomic_unroll, Finish finish = Finish::atomic>
+template <class T, bool dot, int unroll = atomic_unroll, Finish finish = Finish::atomic, bool timed = false>
 __global__ void __launch_bounds__(atomic_threads)
     atomic_reduce(const T* __restrict__ x, const T* __restrict__ y, std::size_t n, AtomicState* state, T* out) {
   wait_for_previous_grid();
+  unsigned long long* const st = stamps_of<timed>(state);
+  if (threadIdx.x % 32 == 0) stamp(st, Timeline::warp_start + threadIdx.x / 32);
   using Vec = typename std::conditional<sizeof(T) == 4, float4, double2>::type;
   constexpr int per = static_cast<int>(sizeof(Vec) / sizeof(T));
   const std::size_t vectors = n / per;
@@ -404,7 +457,11 @@ __global__ void __launch_bounds__(atomic_threads)
   for (; i < vectors; i += stride) acc += term(__ldg(xv + i), dot ? __ldg(yv + i) : Vec{});
   const std::size_t tail = vectors * per + blockIdx.x * blockDim.x + threadIdx.x;
   if (tail < n) acc += dot ? static_cast<double>(x[tail]) * static_cast<double>(y[tail]) : static_cast<double>(x[tail]);
-  finish_with<finish>(acc, state, out);
+  if constexpr (timed) {
+    __syncwarp();
+    if (threadIdx.x % 32 == 0) stamp(st, Timeline::warp_done + threadIdx.x / 32);
+  }
+  finish_with<finish, timed>(acc, state, out, st);
 }
 
 // "atomic, plan order": the same, but each thread reads the elements the library's kernel
@@ -483,10 +540,13 @@ __device__ __forceinline__ void walk_piece(const unsigned char* slot, unsigned l
 #endif
 }
 
-template <class T, bool dot, Finish finish = Finish::atomic, int staged_slots = 2, unsigned staged_piece_bytes = 8 << 10>
+template <class T, bool dot, Finish finish = Finish::atomic, int staged_slots = 2, unsigned staged_piece_bytes = 8 << 10,
+          bool timed = false>
 __global__ void __launch_bounds__(atomic_threads)
     atomic_staged(const T* __restrict__ x, const T* __restrict__ y, std::size_t n, AtomicState* state, T* out) {
   wait_for_previous_grid();
+  unsigned long long* const st = stamps_of<timed>(state);
+  if (threadIdx.x % 32 == 0) stamp(st, Timeline::warp_start + threadIdx.x / 32);
   double acc = 0.0;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   namespace bulk = ew::detail::cuda::bulk;
@@ -520,6 +580,11 @@ __global__ void __launch_bounds__(atomic_threads)
   __syncwarp();
   for (std::size_t k = 0; k < count; ++k) {
     const int slot = static_cast<int>(k % staged_slots);
+    if constexpr (timed)
+      if (k + 1 == count) {  // the warp's last piece landed (walk_piece's wait then passes at once)
+        bulk::wait(bulk::shared_address(&barriers[warp][slot]), static_cast<unsigned>((k / staged_slots) & 1));
+        if (lane == 0) stamp(st, Timeline::warp_landed + warp);
+      }
     walk_piece<T, dot, rows>(ring + slot * staged_piece_bytes, &barriers[warp][slot],
                              static_cast<unsigned>((k / staged_slots) & 1), lane, acc);
     if (lane == 0 && k + staged_slots < count) {
@@ -527,8 +592,9 @@ __global__ void __launch_bounds__(atomic_threads)
       issue(k + staged_slots);
     }
   }
+  if (lane == 0) stamp(st, Timeline::warp_done + warp);
 #endif
-  finish_with<finish>(acc, state, out);
+  finish_with<finish, timed>(acc, state, out, st);
 }
 
 // "atomic, staged plan order, dynamic": the same reads and adds, but the plan blocks handed
@@ -823,6 +889,87 @@ std::vector<DeviceReducePeer> cuda_reduce_device_peers() {
           {"ordered finish, staged plan order", false, &staged_supports, &staged_enqueue<Finish::ordered>},
           {"atomic, 2 loads", false, &atomic_supports, &atomic_enqueue_2},
           {"atomic, 1 load", false, &atomic_supports, &atomic_enqueue_1}};
+}
+
+namespace {
+// The timed forms of the grid-stride and staged bench kernels, enqueued as their rows are; the
+// grid launched is returned.
+using TimedEnqueue = unsigned (*)(Reduction, DType, std::size_t, const void*, const void*, void*, cudaStream_t);
+template <Finish finish>
+unsigned timed_grid_stride(Reduction r, DType d, std::size_t n, const void* x, const void* y, void* result,
+                           cudaStream_t stream) {
+  unsigned grid = 0;
+  with_operands(r, d, x, y, result, [&](const auto* xt, const auto* yt, auto* out, auto dot) {
+    using T = std::remove_pointer_t<decltype(out)>;
+    grid = launch_atomic(atomic_reduce<T, decltype(dot)::value, atomic_unroll, finish, true>, (n + 4095) / 4096 + 1, 0,
+                         stream, xt, yt, n, atomic_state(), out);
+  });
+  return grid;
+}
+template <Finish finish, int slots, unsigned piece_bytes>
+unsigned timed_staged(Reduction r, DType d, std::size_t n, const void* x, const void* y, void* result,
+                      cudaStream_t stream) {
+  unsigned grid = 0;
+  with_operands(r, d, x, y, result, [&](const auto* xt, const auto* yt, auto* out, auto dot) {
+    using T = std::remove_pointer_t<decltype(out)>;
+    grid = launch_atomic(atomic_staged<T, decltype(dot)::value, finish, slots, piece_bytes, true>, staged_grid(),
+                         staged_shared_bytes(slots, piece_bytes), stream, xt, yt, n, atomic_state(), out);
+  });
+  return grid;
+}
+const std::vector<std::pair<std::string, TimedEnqueue>>& timed_kernels() {
+  static const std::vector<std::pair<std::string, TimedEnqueue>> kernels = {
+      {"atomic (not reproducible)", &timed_grid_stride<Finish::atomic>},
+      {"ordered finish", &timed_grid_stride<Finish::ordered>},
+      {"atomic, staged plan order", &timed_staged<Finish::atomic, 2, 8 << 10>},
+      {"ordered finish, staged plan order", &timed_staged<Finish::ordered, 2, 8 << 10>},
+      {"atomic, staged plan order, 4 KiB x 4", &timed_staged<Finish::atomic, 4, 4 << 10>},
+      {"atomic, staged plan order, 8 KiB x 1", &timed_staged<Finish::atomic, 1, 8 << 10>}};
+  return kernels;
+}
+// AtomicState's timeline fields, set from the host in one copy.
+struct TimelineFields {
+  unsigned long long* stamps;
+  unsigned int timed_call, timed_calls;
+};
+static_assert(offsetof(AtomicState, timed_call) - offsetof(AtomicState, stamps) == offsetof(TimelineFields, timed_call) &&
+                  offsetof(AtomicState, timed_calls) - offsetof(AtomicState, stamps) == offsetof(TimelineFields, timed_calls),
+              "one copy sets the timeline's fields");
+void set_timeline(const TimelineFields& f) {
+  check(cudaMemcpy(&atomic_state()->stamps, &f, sizeof(f), cudaMemcpyHostToDevice), "cudaMemcpy");
+}
+}  // namespace
+
+std::vector<std::string> cuda_reduce_timeline_kernels() {
+  std::vector<std::string> names;
+  for (const auto& k : timed_kernels()) names.push_back(k.first);
+  return names;
+}
+
+Timeline cuda_reduce_timeline(const std::string& kernel, Reduction r, DType d, std::size_t n, const void* x,
+                              const void* y, void* result, void* stream, int calls) {
+  const auto s = static_cast<cudaStream_t>(stream);
+  const auto found = std::find_if(timed_kernels().begin(), timed_kernels().end(),
+                                  [&](const auto& k) { return k.first == kernel; });
+  if (found == timed_kernels().end()) throw std::invalid_argument("no timed bench kernel " + kernel);
+  if (!(kernel.find("staged") == std::string::npos ? atomic_supports(r, d, n) : staged_supports(r, d, n)))
+    throw std::invalid_argument(kernel + ": not for this reduction, dtype and size");
+  Timeline t;
+  for (int i = 0; i < 3; ++i) t.ctas = found->second(r, d, n, x, y, result, s);  // untimed: no stamps set
+  check(cudaStreamSynchronize(s), "cudaStreamSynchronize");
+  t.calls = calls;
+  t.stamps.assign(std::size_t(calls) * t.ctas * Timeline::slots, 0);
+  unsigned long long* stamps = nullptr;
+  check(cudaMalloc(&stamps, t.stamps.size() * sizeof(unsigned long long)), "cudaMalloc");
+  check(cudaMemset(stamps, 0, t.stamps.size() * sizeof(unsigned long long)), "cudaMemset");
+  set_timeline({stamps, 0, static_cast<unsigned>(calls)});
+  for (int i = 0; i < calls; ++i) found->second(r, d, n, x, y, result, s);
+  check(cudaStreamSynchronize(s), "cudaStreamSynchronize");
+  check(cudaMemcpy(t.stamps.data(), stamps, t.stamps.size() * sizeof(unsigned long long), cudaMemcpyDeviceToHost),
+        "cudaMemcpy");
+  set_timeline({nullptr, 0, 0});
+  check(cudaFree(stamps), "cudaFree");
+  return t;
 }
 
 namespace {
