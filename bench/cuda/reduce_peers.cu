@@ -541,7 +541,7 @@ __device__ __forceinline__ void walk_piece(const unsigned char* slot, unsigned l
 }
 
 template <class T, bool dot, Finish finish = Finish::atomic, int staged_slots = 2, unsigned staged_piece_bytes = 8 << 10,
-          bool timed = false>
+          bool timed = false, int last_parts = 1>
 __global__ void __launch_bounds__(atomic_threads)
     atomic_staged(const T* __restrict__ x, const T* __restrict__ y, std::size_t n, AtomicState* state, T* out) {
   wait_for_previous_grid();
@@ -557,6 +557,11 @@ __global__ void __launch_bounds__(atomic_threads)
   constexpr unsigned array_bytes = rows * 32 * sizeof(T);
   extern __shared__ __align__(128) unsigned char staged[];
   __shared__ __align__(8) unsigned long long barriers[atomic_threads / 32][staged_slots];
+  // The warp's last piece in `last_parts` parts of consecutive rows, each with a barrier of its
+  // own and added as it lands (the library's stage_last_parts).
+  __shared__ __align__(8) unsigned long long last_barriers[atomic_threads / 32][last_parts];
+  constexpr int part_rows = rows / last_parts;
+  static_assert(rows % last_parts == 0, "whole rows a part");
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   unsigned char* ring = staged + std::size_t(warp) * staged_slots * staged_piece_bytes;
   const std::size_t blocks = n / 2048, warps = static_cast<std::size_t>(gridDim.x) * (atomic_threads / 32);
@@ -568,18 +573,41 @@ __global__ void __launch_bounds__(atomic_threads)
     const unsigned bar = bulk::shared_address(&barriers[warp][slot]);
     const std::size_t element = (first + (k / pieces) * warps) * 2048 + (k % pieces) * rows * 32;
     const unsigned dst = bulk::shared_address(ring + slot * staged_piece_bytes);
+    if (last_parts > 1 && k + 1 == count) {
+      constexpr unsigned part_bytes = array_bytes / last_parts;
+      for (int p = 0; p < last_parts; ++p) {
+        const unsigned part_bar = bulk::shared_address(&last_barriers[warp][p]);
+        bulk::expect_bytes(part_bar, arrays * part_bytes);
+        bulk::load(dst + p * part_bytes, x + element + p * part_rows * 32, part_bytes, part_bar);
+        if (dot) bulk::load(dst + array_bytes + p * part_bytes, y + element + p * part_rows * 32, part_bytes, part_bar);
+      }
+      return;
+    }
     bulk::expect_bytes(bar, arrays * array_bytes);
     bulk::load(dst, x + element, array_bytes, bar);
     if (dot) bulk::load(dst + array_bytes, y + element, array_bytes, bar);
   };
   if (lane == 0) {
     for (int slot = 0; slot < staged_slots; ++slot) bulk::init_barrier(bulk::shared_address(&barriers[warp][slot]));
+    for (int p = 0; p < last_parts; ++p) bulk::init_barrier(bulk::shared_address(&last_barriers[warp][p]));
     bulk::fence_to_copy_engine();
     for (std::size_t k = 0; k < staged_slots && k < count; ++k) issue(k);
   }
   __syncwarp();
   for (std::size_t k = 0; k < count; ++k) {
     const int slot = static_cast<int>(k % staged_slots);
+    if (last_parts > 1 && k + 1 == count) {
+      const T* a = reinterpret_cast<const T*>(ring + slot * staged_piece_bytes);
+      for (int p = 0; p < last_parts; ++p) {
+        bulk::wait(bulk::shared_address(&last_barriers[warp][p]), 0);
+        if (p + 1 == last_parts && lane == 0) stamp(st, Timeline::warp_landed + warp);
+#pragma unroll
+        for (int r = p * part_rows; r < (p + 1) * part_rows; ++r)
+          acc += dot ? static_cast<double>(a[r * 32 + lane]) * static_cast<double>(a[(rows + r) * 32 + lane])
+                     : static_cast<double>(a[r * 32 + lane]);
+      }
+      continue;
+    }
     if constexpr (timed)
       if (k + 1 == count) {  // the warp's last piece landed (walk_piece's wait then passes at once)
         bulk::wait(bulk::shared_address(&barriers[warp][slot]), static_cast<unsigned>((k / staged_slots) & 1));
@@ -739,11 +767,11 @@ std::size_t staged_grid() {
   }();
   return grid;
 }
-template <Finish finish, int slots = 2, unsigned piece_bytes = 8 << 10>
+template <Finish finish, int slots = 2, unsigned piece_bytes = 8 << 10, int last_parts = 1>
 void staged_enqueue(Reduction r, DType d, std::size_t n, const void* x, const void* y, void* result, void* stream) {
   with_operands(r, d, x, y, result, [&](const auto* xt, const auto* yt, auto* out, auto dot) {
     using T = std::remove_pointer_t<decltype(out)>;
-    launch_atomic(atomic_staged<T, decltype(dot)::value, finish, slots, piece_bytes>, staged_grid(),
+    launch_atomic(atomic_staged<T, decltype(dot)::value, finish, slots, piece_bytes, false, last_parts>, staged_grid(),
                   staged_shared_bytes(slots, piece_bytes), static_cast<cudaStream_t>(stream), xt, yt, n,
                   atomic_state(), out);
   });
@@ -880,6 +908,8 @@ std::vector<DeviceReducePeer> cuda_reduce_device_peers() {
           {"atomic, staged plan order, 4 KiB x 4", false, &staged_supports, &staged_enqueue<Finish::atomic, 4, 4 << 10>},
           {"atomic, staged plan order, 2 KiB x 8", false, &staged_supports, &staged_enqueue<Finish::atomic, 8, 2 << 10>},
           {"atomic, staged plan order, 4 KiB x 2", false, &staged_supports, &staged_enqueue<Finish::atomic, 2, 4 << 10>},
+          {"atomic, staged plan order, last piece in 8", false, &staged_supports, &staged_enqueue<Finish::atomic, 2, 8 << 10, 8>},
+          {"atomic, staged plan order, last piece in 4", false, &staged_supports, &staged_enqueue<Finish::atomic, 2, 8 << 10, 4>},
           {"atomic, staged plan order, dynamic", false, &staged_dynamic_supports, &staged_dynamic_enqueue<2, 8 << 10, 1>},
           {"atomic, staged plan order, dynamic runs of 2", false, &staged_dynamic_supports, &staged_dynamic_enqueue<2, 8 << 10, 2>},
           {"atomic, staged plan order, 4 KiB x 4, dynamic", false, &staged_dynamic_supports, &staged_dynamic_enqueue<4, 4 << 10, 1>},
@@ -906,13 +936,13 @@ unsigned timed_grid_stride(Reduction r, DType d, std::size_t n, const void* x, c
   });
   return grid;
 }
-template <Finish finish, int slots, unsigned piece_bytes>
+template <Finish finish, int slots, unsigned piece_bytes, int last_parts = 1>
 unsigned timed_staged(Reduction r, DType d, std::size_t n, const void* x, const void* y, void* result,
                       cudaStream_t stream) {
   unsigned grid = 0;
   with_operands(r, d, x, y, result, [&](const auto* xt, const auto* yt, auto* out, auto dot) {
     using T = std::remove_pointer_t<decltype(out)>;
-    grid = launch_atomic(atomic_staged<T, decltype(dot)::value, finish, slots, piece_bytes, true>, staged_grid(),
+    grid = launch_atomic(atomic_staged<T, decltype(dot)::value, finish, slots, piece_bytes, true, last_parts>, staged_grid(),
                          staged_shared_bytes(slots, piece_bytes), stream, xt, yt, n, atomic_state(), out);
   });
   return grid;
@@ -924,7 +954,9 @@ const std::vector<std::pair<std::string, TimedEnqueue>>& timed_kernels() {
       {"atomic, staged plan order", &timed_staged<Finish::atomic, 2, 8 << 10>},
       {"ordered finish, staged plan order", &timed_staged<Finish::ordered, 2, 8 << 10>},
       {"atomic, staged plan order, 4 KiB x 4", &timed_staged<Finish::atomic, 4, 4 << 10>},
-      {"atomic, staged plan order, 8 KiB x 1", &timed_staged<Finish::atomic, 1, 8 << 10>}};
+      {"atomic, staged plan order, 8 KiB x 1", &timed_staged<Finish::atomic, 1, 8 << 10>},
+      {"atomic, staged plan order, last piece in 8", &timed_staged<Finish::atomic, 2, 8 << 10, 8>},
+      {"atomic, staged plan order, 8 KiB x 1, last piece in 8", &timed_staged<Finish::atomic, 1, 8 << 10, 8>}};
   return kernels;
 }
 // AtomicState's timeline fields, set from the host in one copy.
