@@ -110,8 +110,6 @@ constexpr int default_stage_slots = 2;
 // which keeps two slots.
 constexpr int fast_memory_f32_sum_stage_slots = 1;
 constexpr int fast_memory_f32_sum_stage_ctas_per_sm = 1;
-// A warp's last piece copied and added in this many parts (staged_kernel).
-constexpr int default_stage_last_parts = 1;
 // ... and units of plan blocks for at most this many unit nodes (the last CUDA block's work;
 // sum_kernel's runs: 2048 at 2^28): R = 1 to 2^26, 2 at 2^27, 4 at 2^28.
 constexpr std::size_t staged_units = 4096;
@@ -528,7 +526,6 @@ __global__ void __launch_bounds__(threads_per_cta)
 constexpr unsigned piece_bytes = 8 << 10;
 constexpr int max_stage_slots = 3;  // 8 warps x 3 x 8 KiB = 192 KiB, + the unit space: 208 KiB of an SM's 227
 constexpr int max_stage_run = 8;    // plan blocks a warp in a unit
-constexpr int max_last_parts = 8;   // the warp's last piece in parts (stage_last_parts)
 constexpr std::size_t unit_space_bytes = 16 << 10;  // the warps' nodes of a CUDA block's units
 constexpr std::size_t unit_space_doubles = unit_space_bytes / sizeof(double) / warps_per_cta;  // a warp
 
@@ -562,7 +559,7 @@ __device__ __forceinline__ double lane_trees(double (&v)[B], int lane) {
 template <Kind kind, class T>
 __global__ void __launch_bounds__(threads_per_cta)
     staged_kernel(const T* __restrict__ x, const T* __restrict__ y, std::size_t n, std::size_t blocks, int slots,
-                  int last_parts, int run_log2, Header* header, double* nodes, compute_t<T>* out, double* node_out,
+                  int run_log2, Header* header, double* nodes, compute_t<T>* out, double* node_out,
                   Header* host_header) {
   // Code for sm_90 and later alone (the copy engine); the host never launches it on an older
   // architecture's code (LaunchShape::major).
@@ -576,7 +573,6 @@ __global__ void __launch_bounds__(threads_per_cta)
   static_assert(rows % piece_rows == 0, "whole pieces a plan block");
   extern __shared__ __align__(128) unsigned char ring_space[];
   __shared__ __align__(8) unsigned long long barriers[warps_per_cta][max_stage_slots];
-  __shared__ __align__(8) unsigned long long last_barriers[warps_per_cta][max_last_parts];
   __shared__ double warp_nodes[3][warps_per_cta];
   __shared__ bool last;
   const std::size_t run = std::size_t(1) << run_log2, unit_blocks = std::size_t(warps_per_cta) << run_log2;
@@ -592,17 +588,6 @@ __global__ void __launch_bounds__(threads_per_cta)
   // The warps' nodes of this CUDA block's i-th unit: accumulator c of warp v at [(i w + c) 8 + v].
   double* unit_space = reinterpret_cast<double*>(ring_space + std::size_t(warps_per_cta) * slots * piece_bytes);
   const auto barrier = [&](int slot) { return bulk::shared_address(&barriers[warp][slot]); };
-  const auto last_barrier = [&](int part) { return bulk::shared_address(&last_barriers[warp][part]); };
-  // The warp's last piece (its full plan blocks' count times `pieces`, less one; ~0 if none) is
-  // copied in `last_parts` parts of consecutive rows, each with a barrier of its own, and each
-  // part added as it lands: the warps' last pieces land together at the end of the call, and
-  // added whole, an f32 sum's last 8 KiB took 0.8 us after landing (the widening of 16384 floats
-  // an SM at 16 a clock), which no read overlaps (docs/PERFORMANCE.md, "Seventeenth round").
-  std::size_t own_full = 0;
-  for (std::size_t u = blockIdx.x, b = first; u < units && b < full; u += ctas, b += stride)
-    own_full += full - b < run ? full - b : run;
-  const std::size_t last_piece = own_full * pieces - 1;
-  const int part_rows = piece_rows / last_parts;
   // Piece k (of the warp's full plan blocks, `pieces` a plan block) into the ring's slot, where
   // there is such a piece: the full plan blocks are a prefix of the warp's order.
   const auto issue = [&](std::size_t k, int slot) {
@@ -611,24 +596,12 @@ __global__ void __launch_bounds__(threads_per_cta)
     const std::size_t element = b * plan::block_elements + k % pieces * piece_rows * plan::lanes;
     const unsigned dst = bulk::shared_address(ring + slot * piece_bytes);
     bulk::fence_to_copy_engine();  // the slot's reads (or the barriers' init) before the copy engine's writes
-    if (k == last_piece && last_parts > 1) {
-      const unsigned part_bytes = array_bytes / static_cast<unsigned>(last_parts);
-      const std::size_t part_elements = static_cast<std::size_t>(part_rows) * plan::lanes;
-      for (int p = 0; p < last_parts; ++p) {
-        bulk::expect_bytes(last_barrier(p), arrays * part_bytes);
-        bulk::load(dst + p * part_bytes, x + element + p * part_elements, part_bytes, last_barrier(p));
-        if constexpr (two)
-          bulk::load(dst + array_bytes + p * part_bytes, y + element + p * part_elements, part_bytes, last_barrier(p));
-      }
-      return;
-    }
     bulk::expect_bytes(barrier(slot), arrays * array_bytes);
     bulk::load(dst, x + element, array_bytes, barrier(slot));
     if constexpr (two) bulk::load(dst + array_bytes, y + element, array_bytes, barrier(slot));
   };
   if (lane == 0) {
     for (int slot = 0; slot < slots; ++slot) bulk::init_barrier(barrier(slot));
-    for (int p = 0; p < last_parts; ++p) bulk::init_barrier(last_barrier(p));
     for (int slot = 0; slot < slots; ++slot) issue(slot, slot);
   }
   __syncwarp();
@@ -648,15 +621,6 @@ __global__ void __launch_bounds__(threads_per_cta)
       double acc[3] = {0.0, 0.0, 0.0};
       if (b < full) {
         for (int piece = 0; piece < pieces; ++piece, ++k) {
-          if (k == last_piece && last_parts > 1) {  // nothing to refill: added from the slot, part by part
-            const T* a = reinterpret_cast<const T*>(ring + slot * piece_bytes);
-            for (int p = 0; p < last_parts; ++p) {
-              bulk::wait(last_barrier(p), 0);
-              for (int row = p * part_rows; row < (p + 1) * part_rows; ++row)
-                accumulate<kind, T>(acc, a[row * plan::lanes + lane], two ? a[(piece_rows + row) * plan::lanes + lane] : T(0));
-            }
-            continue;
-          }
           // The lane's column into registers and the slot refilled before the adds (above).
           bulk::wait(barrier(slot), phase);
           const T* a = reinterpret_cast<const T*>(ring + slot * piece_bytes);
@@ -866,7 +830,6 @@ struct Launch {
   std::size_t blocks, run_blocks, runs, ctas;  // staged: runs are the groups of plan blocks
   bool vector_ok;
   int slots;                // staged: pieces a warp's ring holds
-  int last_parts;           // staged: parts of a warp's last piece
   int run_log2;             // staged: log2 of the plan blocks a warp takes in a unit
   std::size_t stage_bytes;  // staged: the CUDA block's ring
   bool dependent;  // programmatic dependent launch
@@ -915,7 +878,7 @@ cudaError_t launch_staged(const ReduceCall& c, const Launch& l) {
   return visit_kind(c.kind, [&](auto k) {
     return launch_kernel(staged_kernel<decltype(k)::value, T>, static_cast<unsigned>(l.ctas), l.stage_bytes,
                          l.stream, l.dependent, static_cast<const T*>(c.x), static_cast<const T*>(c.y), c.n,
-                         l.blocks, l.slots, l.last_parts, l.run_log2, l.header, l.partials,
+                         l.blocks, l.slots, l.run_log2, l.header, l.partials,
                          c.node ? nullptr : static_cast<compute_t<T>*>(c.result), node_result(c, l), l.host_header);
   });
 }
@@ -1056,7 +1019,6 @@ bool staged_launch(Launch& l, const ReduceCall& c, const ReduceTuning& t, std::s
   while (!fits(run_log2) && (1 << run_log2) < max_stage_run) ++run_log2;
   if (!fits(run_log2)) return false;
   l.slots = t.stage_slots;
-  l.last_parts = t.stage_last_parts;
   l.stage_bytes = stage_bytes(l.slots);
   l.ctas = ctas;
   l.run_log2 = run_log2;
@@ -1120,7 +1082,6 @@ ReduceTuning default_reduce_tuning(Kind kind, DType dtype, std::size_t n, int sm
     t.stage_slots = fast_memory_f32_sum_stage_slots;
     t.stage_ctas_per_sm = fast_memory_f32_sum_stage_ctas_per_sm;
   }
-  t.stage_last_parts = default_stage_last_parts;
   // Units of 8 R plan blocks: the smallest R with at most staged_units of them.
   t.stage_run = 1;
   while (t.stage_run < max_stage_run && plan::block_count(n) > staged_units * warps_per_cta * t.stage_run)
@@ -1153,8 +1114,6 @@ void set_reduce_tuning(const ReduceTuning& t) {
     throw Error(Errc::invalid_argument, "reduce tuning: stage_ctas_per_sm must be -1..8");
   if (t.stage_run < 0 || t.stage_run > max_stage_run || (t.stage_run & (t.stage_run - 1)) != 0)
     throw Error(Errc::invalid_argument, "reduce tuning: stage_run must be 0, 1, 2, 4 or 8");
-  if (t.stage_last_parts < 0 || t.stage_last_parts > max_last_parts || (t.stage_last_parts & (t.stage_last_parts - 1)) != 0)
-    throw Error(Errc::invalid_argument, "reduce tuning: stage_last_parts must be 0, 1, 2, 4 or 8");
   const std::lock_guard<std::mutex> lock(forced_mutex);
   forced = t;
 }
@@ -1226,7 +1185,6 @@ ReduceResult Reducer::run(const ReduceCall& c, cudaStream_t stream, const Launch
     if (forced.stage_slots) t.stage_slots = forced.stage_slots;
     if (forced.stage_ctas_per_sm) t.stage_ctas_per_sm = forced.stage_ctas_per_sm;
     if (forced.stage_run) t.stage_run = forced.stage_run;
-    if (forced.stage_last_parts) t.stage_last_parts = forced.stage_last_parts;
   }
   const ReduceShape shape{t.lanes_per_thread, t.loads};
   if (!built(shape, c.dtype))

@@ -49,8 +49,6 @@ struct ReduceTuning {
   int stage_run = 0;           // the staged kernel's plan blocks a warp in a unit of 8 warps:
                                // 1, 2, 4 or 8 (raised where a CUDA block's units would not fit
                                // its shared memory); 0: the default (reduce.cu: staged_units)
-  int stage_last_parts = 0;    // the staged kernel's last piece a warp, copied and added in this
-                               // many parts of consecutive rows as each lands: 1, 2, 4 or 8
 };
 
 // The (lanes_per_thread, loads) pairs that are built, for benchmarks and tests.
@@ -69,8 +67,7 @@ ReduceTuning default_reduce_tuning(plan::Kind kind, DType dtype, std::size_t n, 
 // Tests and benchmarks (not public API): every later call uses `tuning` (its non-zero
 // fields, and run_blocks as it is; all zero restores the defaults). Any value must give the same bits. Throws
 // ew::Error(invalid_argument) for a shape that is not built, a run size that is not a power
-// of two, or a staged / stage_slots / stage_ctas_per_sm / stage_run / stage_last_parts value out of
-// its range.
+// of two, or a staged / stage_slots / stage_ctas_per_sm / stage_run value out of its range.
 void set_reduce_tuning(const ReduceTuning& tuning);
 
 // Test hooks (both sum kernels give the same bits, so only these tell which one ran): the

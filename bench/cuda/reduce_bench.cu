@@ -319,8 +319,7 @@ bool sweep(ew::Context& ctx, const std::vector<int>& exponents, int reps, FILE* 
         // The default's one launch setting beside it: plain launches instead of programmatic
         // dependent ones (what the launch gap between back-to-back calls costs); and both
         // kernels of the sums at every size, the staged one with rings of 1, 2 and 3 pieces.
-        ew::detail::cuda::ReduceTuning plain, registers, staged1, staged1_one, staged2, staged3, run1, run4, last2,
-            last4, last8;
+        ew::detail::cuda::ReduceTuning plain, registers, staged1, staged1_one, staged2, staged3, run1, run4;
         plain.dependent_launch = -1;
         registers.staged = -1;
         staged1.staged = staged1_one.staged = staged2.staged = staged3.staged = run1.staged = run4.staged = 1;
@@ -331,10 +330,6 @@ bool sweep(ew::Context& ctx, const std::vector<int>& exponents, int reps, FILE* 
         staged3.stage_slots = 3;
         run1.stage_run = 1;
         run4.stage_run = 4;
-        last2.staged = last4.staged = last8.staged = 1;  // the staged kernel's default ring, its last piece in parts
-        last2.stage_last_parts = 2;
-        last4.stage_last_parts = 4;
-        last8.stage_last_parts = 8;
         same &= run_device<T>(ctx, w, n, reps, x.data(), y.data(), copies, result.data(), csv,
                               {{"(plain launches)", plain},
                                {"(register kernel)", registers},
@@ -343,10 +338,7 @@ bool sweep(ew::Context& ctx, const std::vector<int>& exponents, int reps, FILE* 
                                {"(staged, 1 slot)", staged1},
                                {"(staged, 1 slot, 1 block an SM)", staged1_one},
                                {"(staged, units of 8)", run1},
-                               {"(staged, units of 32)", run4},
-                               {"(staged, last piece in 2)", last2},
-                               {"(staged, last piece in 4)", last4},
-                               {"(staged, last piece in 8)", last8}},
+                               {"(staged, units of 32)", run4}},
                               copies > 1 ? "device-result-cold" : "device-result");
       } else {
         run<T>(ctx, w, n, reps, x.data(), y.data(), csv);

@@ -5,8 +5,7 @@ For each reduction, dtype and size: cub's time over the library's (as it is and 
 launches), cuBLAS's likewise (dot), and the cost of reproducibility, the library's time over
 the "atomic (not reproducible)" variant's, minus 1, and over the fastest of that variant's
 forms with 4, 2 or 1 loads in flight ("best"); the same cost for the library's sum kernels
-forced (the register kernel, the staged kernel with 1, 2 and 3 slots, units of 8 and 32 plan blocks,
-its last piece a warp in 2, 4 or 8 parts).
+forced (the register kernel, the staged kernel with 1, 2 and 3 slots, units of 8 and 32 plan blocks).
 For norm2 (no atomic variant): the default, the register kernel and the staged kernel against
 cub and cuBLAS, and the register kernel's time over the other two.
 Usage: python3 bench/cuda/reduce_ratios.py FILE.csv [...]
@@ -85,8 +84,7 @@ def main(paths):
                     line += f', ours {plain / atomic_plain - 1:+.1%}'
             # The library's kernels forced, against the same atomic variant.
             for name in ('register kernel', 'staged, 2 slots', 'staged, 3 slots', 'staged, 1 slot',
-                         'staged, 1 slot, 1 block an SM', 'staged, units of 8', 'staged, units of 32',
-                         'staged, last piece in 2', 'staged, last piece in 4', 'staged, last piece in 8'):
+                         'staged, 1 slot, 1 block an SM', 'staged, units of 8', 'staged, units of 32'):
                 t = m.get(f'ew cuda ({name})')
                 if t and atomic:
                     line += f'; {name} {t / atomic - 1:+.1%}'

@@ -157,8 +157,8 @@ TEST_P(ReduceGrid, DeepCounterGivesTheSameBits) {
 }
 
 // The staged kernel (sm_90+: plan blocks copied into shared memory, units of 8 R plan blocks
-// combined in the CUDA block) on xs and ys at `sizes`, with rings of 1, 2 and 3 pieces, R =
-// 1..8 and a warp's last piece whole or in 2, 4 or 8 parts, at offsets that keep the operands 16-byte aligned and at one that does not (the
+// combined in the CUDA block) on xs and ys at `sizes`, with rings of 2 and 3 pieces and R =
+// 1..8, at offsets that keep the operands 16-byte aligned and at one that does not (the
 // register kernel then, by the copy engine's rule). Elsewhere than sm_90+ the register
 // kernel runs: the bits must hold either way, and each call must have run the kernel the
 // rules name.
@@ -171,20 +171,14 @@ void staged_on(Context& ctx, Context& ref, const std::vector<T>& xs, const std::
   x.upload(xs.data(), xs.size());
   y.upload(ys.data(), ys.size());
   const std::vector<Case<T>> all = cases<T>(ref, xs, ys, sizes, {0, aligned, 1});
-  struct Ring {
-    int slots, run, last_parts;
-  };
-  for (auto [slots, run, last_parts] : {Ring{2, 1, 1}, {3, 1, 1}, {1, 1, 1}, {2, 2, 1}, {1, 2, 1}, {3, 4, 1}, {2, 8, 1},
-                                        {1, 1, 8}, {2, 1, 4}, {2, 2, 2}, {3, 8, 8}}) {
+  for (auto [slots, run] : {std::pair{2, 1}, {3, 1}, {1, 1}, {2, 2}, {1, 2}, {3, 4}, {2, 8}}) {
     const bool here = ew::detail::cuda::staged_kernel_supported(ctx.device(), slots);
     ew::detail::cuda::ReduceTuning t;
     t.staged = 1;
     t.stage_slots = slots;
     t.stage_run = run;
-    t.stage_last_parts = last_parts;
     ew::detail::cuda::set_reduce_tuning(t);
-    const std::string what = "staged, " + std::to_string(slots) + " slots, units of 8 x " + std::to_string(run) +
-                             ", last piece in " + std::to_string(last_parts);
+    const std::string what = "staged, " + std::to_string(slots) + " slots, units of 8 x " + std::to_string(run);
     for (const Case<T>& c : all) {
       check_all<T>(ctx, x, y, c, what, here && c.offset % aligned == 0 ? SumKernel::staged : SumKernel::registers);
       if (::testing::Test::HasFatalFailure()) return;
@@ -325,11 +319,6 @@ TEST_P(ReduceGrid, UnbuiltTuningIsRefused) {
   for (int run : {-1, 3, 16}) {
     t = {};
     t.stage_run = run;
-    EXPECT_THROW(ew::detail::cuda::set_reduce_tuning(t), Error);
-  }
-  for (int parts : {-1, 3, 16}) {
-    t = {};
-    t.stage_last_parts = parts;
     EXPECT_THROW(ew::detail::cuda::set_reduce_tuning(t), Error);
   }
   // f64 vectors stop at 16 bytes: 4 lanes per thread is f32 only.
