@@ -83,7 +83,8 @@ ValueIndex cub_extremum(bool is_min, DType dtype, std::size_t n, const void* x, 
 // half and a quarter of its bytes in flight). "ordered finish" and "ordered finish, staged plan
 // order": the grid-stride and staged kernels with the finish a fixed order needs instead of
 // atomicAdd (each block's sum in its own slot, the last block adding the slots in block order):
-// what that finish costs apart from the reading order.
+// what that finish costs apart from the reading order; "ordered finish in one warp, staged plan
+// order": the same finish by warp 0 of the last block alone, without a block-wide tree.
 std::vector<DeviceReducePeer> cuda_reduce_device_peers();
 
 // ew-cuda-reduce-bench --timeline: where a call's time goes in the bench kernels above. Their

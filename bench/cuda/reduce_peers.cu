@@ -414,11 +414,60 @@ __device__ void ordered_finish(double acc, AtomicState* state, T* out, unsigned 
   }
 }
 
-enum class Finish { atomic, ordered };
+// The ordered finish in one warp, for grids of at most 256 blocks (the staged bench kernel's, one
+// block an SM): the block's sum as atomic_finish takes it, its slot and the acq_rel counter by
+// thread 0, then warp 0 of the last block alone loads every slot (8 a lane, all in flight), adds
+// its lane's slots in a pairwise tree in registers and the lanes' sums by shuffles, no barrier
+// after the counter. The same fixed order for a fixed grid; against ordered_finish, what a
+// block-wide tree and its barriers add to the last block's chain.
+constexpr unsigned warp_finish_slots = 256;
+template <class T, bool timed = false>
+__device__ void warp_ordered_finish(double acc, AtomicState* state, T* out, unsigned long long* st = nullptr) {
+  for (int offset = 16; offset > 0; offset /= 2) acc += __shfl_down_sync(0xffffffffu, acc, offset);
+  __shared__ double warp_sums[atomic_threads / 32];
+  if (threadIdx.x % 32 == 0) warp_sums[threadIdx.x / 32] = acc;
+  __syncthreads();
+  if (threadIdx.x >= 32) return;
+  bool last = false;
+  if (threadIdx.x == 0) {
+    double block = 0.0;
+    for (int w = 0; w < atomic_threads / 32; ++w) block += warp_sums[w];
+    stamp(st, Timeline::block_sum);
+    state->slots[blockIdx.x] = block;
+    ::cuda::atomic_ref<unsigned int, ::cuda::thread_scope_device> finished(state->finished);
+    last = finished.fetch_add(1u, ::cuda::memory_order_acq_rel) == gridDim.x - 1;
+    stamp(st, Timeline::arrived);
+  }
+  if (!__shfl_sync(0xffffffffu, last, 0)) return;
+  // Lane l takes slots l, l + 32, ...: its loads issued before any add.
+  constexpr int per_lane = warp_finish_slots / 32;
+  double v[per_lane];
+#pragma unroll
+  for (int i = 0; i < per_lane; ++i) {
+    const unsigned b = threadIdx.x + static_cast<unsigned>(i) * 32;
+    v[i] = b < gridDim.x ? __ldcg(&state->slots[b]) : 0.0;
+  }
+#pragma unroll
+  for (int h = per_lane / 2; h >= 1; h /= 2)
+#pragma unroll
+    for (int i = 0; i < h; ++i) v[i] += v[i + h];
+  double total = v[0];
+  for (int offset = 16; offset > 0; offset /= 2) total += __shfl_down_sync(0xffffffffu, total, offset);
+  if (threadIdx.x == 0) {
+    *out = static_cast<T>(total);
+    state->finished = 0;
+    state->next_run = 0;
+    stamp(st, Timeline::result);
+    next_timed_call<timed>(state);
+  }
+}
+
+enum class Finish { atomic, ordered, warp_ordered };
 template <Finish finish, bool timed = false, class T>
 __device__ __forceinline__ void finish_with(double acc, AtomicState* state, T* out, unsigned long long* st = nullptr) {
   if constexpr (finish == Finish::atomic) atomic_finish<T, timed>(acc, state, out, st);
-  else ordered_finish<T, timed>(acc, state, out, st);
+  else if constexpr (finish == Finish::ordered) ordered_finish<T, timed>(acc, state, out, st);
+  else warp_ordered_finish<T, timed>(acc, state, out, st);
 }
 
 template <class T, bool dot, int unroll = atomic_unroll, Finish finish = Finish::atomic, bool timed = false>
@@ -763,6 +812,8 @@ std::size_t staged_grid() {
     int device = 0, sms = 0;
     check(cudaGetDevice(&device), "cudaGetDevice");
     check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
+    if (static_cast<unsigned>(sms) > warp_finish_slots)
+      throw std::runtime_error("staged bench kernels: more SMs than the one-warp finish's slots");
     return static_cast<std::size_t>(sms);
   }();
   return grid;
@@ -917,6 +968,7 @@ std::vector<DeviceReducePeer> cuda_reduce_device_peers() {
           {"atomic, plain launches", false, &atomic_supports, &plain_launches<&atomic_enqueue>},
           {"atomic, staged plan order, plain launches", false, &staged_supports, &plain_launches<&staged_enqueue<Finish::atomic>>},
           {"ordered finish, staged plan order", false, &staged_supports, &staged_enqueue<Finish::ordered>},
+          {"ordered finish in one warp, staged plan order", false, &staged_supports, &staged_enqueue<Finish::warp_ordered>},
           {"atomic, 2 loads", false, &atomic_supports, &atomic_enqueue_2},
           {"atomic, 1 load", false, &atomic_supports, &atomic_enqueue_1}};
 }
@@ -953,6 +1005,7 @@ const std::vector<std::pair<std::string, TimedEnqueue>>& timed_kernels() {
       {"ordered finish", &timed_grid_stride<Finish::ordered>},
       {"atomic, staged plan order", &timed_staged<Finish::atomic, 2, 8 << 10>},
       {"ordered finish, staged plan order", &timed_staged<Finish::ordered, 2, 8 << 10>},
+      {"ordered finish in one warp, staged plan order", &timed_staged<Finish::warp_ordered, 2, 8 << 10>},
       {"atomic, staged plan order, 4 KiB x 4", &timed_staged<Finish::atomic, 4, 4 << 10>},
       {"atomic, staged plan order, 8 KiB x 1", &timed_staged<Finish::atomic, 1, 8 << 10>},
       {"atomic, staged plan order, last piece in 8", &timed_staged<Finish::atomic, 2, 8 << 10, 8>},

@@ -69,6 +69,10 @@ def main(paths):
             if atomic and staged and staged_ordered:
                 line += (f'; split: reading {staged / atomic - 1:+.1%}, finish {staged_ordered / staged - 1:+.1%}'
                          f' ({(staged_ordered - staged) * 1e6:+.2f} us), library {ours / staged_ordered - 1:+.1%}')
+            # The same ordered finish in one warp of the last block, without the block-wide tree's barriers.
+            warp_ordered = m.get('ordered finish in one warp, staged plan order')
+            if staged and warp_ordered:
+                line += f'; finish in one warp {warp_ordered / staged - 1:+.1%} ({(warp_ordered - staged) * 1e6:+.2f} us)'
             # The staged bench kernel's other rings: its reading order in finer steps,
             # ... and with its plan blocks handed out as the warps ask (a counter), not dealt.
             for ring in ('4 KiB x 4', '2 KiB x 8', '4 KiB x 2', 'dynamic', 'dynamic runs of 2', '4 KiB x 4, dynamic',
