@@ -290,7 +290,7 @@ struct AtomicState {
   unsigned int finished;
   unsigned int next_run;           // the dynamic staged kernel's runs handed out
   double slots[max_finish_slots];  // the ordered finish's block sums
-  // --timeline: the timed kernels' stamps, `stamp_slots` a CUDA block a call, for calls
+  // --timeline: the timed kernels' stamps, Timeline::slots a CUDA block a call, for calls
   // timed_call < timed_calls (the last block of a call counts it on).
   unsigned long long* stamps;
   unsigned int timed_call, timed_calls;
@@ -607,7 +607,8 @@ __global__ void __launch_bounds__(atomic_threads)
   extern __shared__ __align__(128) unsigned char staged[];
   __shared__ __align__(8) unsigned long long barriers[atomic_threads / 32][staged_slots];
   // The warp's last piece in `last_parts` parts of consecutive rows, each with a barrier of its
-  // own and added as it lands (the library's stage_last_parts).
+  // own and added as it lands (tried in the library too, not kept: docs/PERFORMANCE.md,
+  // "Seventeenth round").
   __shared__ __align__(8) unsigned long long last_barriers[atomic_threads / 32][last_parts];
   constexpr int part_rows = rows / last_parts;
   static_assert(rows % last_parts == 0, "whole rows a part");
