@@ -77,8 +77,9 @@ ValueIndex cub_extremum(bool is_min, DType dtype, std::size_t n, const void* x, 
 // costs on the GPU. sum and dot. Beside it the same kernel reading in the library's element
 // order ("atomic, plan order"; "atomic, staged plan order": the same order with warps on plan
 // blocks in grid-stride order, each brought into shared memory by the copy engine, sm_90+, its
-// ring 2 x 8 KiB a warp, or in smaller pieces: "atomic, staged plan order, 4 KiB x 4", "2 KiB x 8",
-// "4 KiB x 2", one CUDA block an SM) and
+// ring 2 x 8 KiB a warp, or other rings: "atomic, staged plan order, 4 KiB x 4", "2 KiB x 8",
+// "4 KiB x 2", "8 KiB x 1", one CUDA block an SM; "..., warp-major deal": the last partial round of plan
+// blocks spread over every SM instead of the first CUDA blocks' warps) and
 // with 2 or 1 instead of 4 loads in flight per thread ("atomic, 2 loads", "atomic, 1 load": a
 // half and a quarter of its bytes in flight). "ordered finish" and "ordered finish, staged plan
 // order": the grid-stride and staged kernels with the finish a fixed order needs instead of

@@ -590,7 +590,7 @@ __device__ __forceinline__ void walk_piece(const unsigned char* slot, unsigned l
 }
 
 template <class T, bool dot, Finish finish = Finish::atomic, int staged_slots = 2, unsigned staged_piece_bytes = 8 << 10,
-          bool timed = false, int last_parts = 1>
+          bool timed = false, int last_parts = 1, bool warp_major = false>
 __global__ void __launch_bounds__(atomic_threads)
     atomic_staged(const T* __restrict__ x, const T* __restrict__ y, std::size_t n, AtomicState* state, T* out) {
   wait_for_previous_grid();
@@ -615,7 +615,12 @@ __global__ void __launch_bounds__(atomic_threads)
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   unsigned char* ring = staged + std::size_t(warp) * staged_slots * staged_piece_bytes;
   const std::size_t blocks = n / 2048, warps = static_cast<std::size_t>(gridDim.x) * (atomic_threads / 32);
-  const std::size_t first = static_cast<std::size_t>(blockIdx.x) * (atomic_threads / 32) + warp;
+  // Plan block b goes to the warp of index b mod warps. Numbered block by block (warp_major
+  // false), the warps of the first CUDA blocks take the last, partial round: at 2^24, 8192 plan
+  // blocks on 1056 warps, 100 SMs read 64 plan blocks and 32 SMs 56. Numbered warp by warp
+  // (warp w of block c is warp w ctas + c), that round is spread over every SM: 62 or 63 each.
+  const std::size_t first = warp_major ? static_cast<std::size_t>(warp) * gridDim.x + blockIdx.x
+                                       : static_cast<std::size_t>(blockIdx.x) * (atomic_threads / 32) + warp;
   // Piece k of this warp: plan block first + (k / pieces) * warps, rows (k % pieces) * rows on.
   const std::size_t count = first < blocks ? ((blocks - 1 - first) / warps + 1) * pieces : 0;
   const auto issue = [&](std::size_t k) {
@@ -819,11 +824,11 @@ std::size_t staged_grid() {
   }();
   return grid;
 }
-template <Finish finish, int slots = 2, unsigned piece_bytes = 8 << 10, int last_parts = 1>
+template <Finish finish, int slots = 2, unsigned piece_bytes = 8 << 10, int last_parts = 1, bool warp_major = false>
 void staged_enqueue(Reduction r, DType d, std::size_t n, const void* x, const void* y, void* result, void* stream) {
   with_operands(r, d, x, y, result, [&](const auto* xt, const auto* yt, auto* out, auto dot) {
     using T = std::remove_pointer_t<decltype(out)>;
-    launch_atomic(atomic_staged<T, decltype(dot)::value, finish, slots, piece_bytes, false, last_parts>, staged_grid(),
+    launch_atomic(atomic_staged<T, decltype(dot)::value, finish, slots, piece_bytes, false, last_parts, warp_major>, staged_grid(),
                   staged_shared_bytes(slots, piece_bytes), static_cast<cudaStream_t>(stream), xt, yt, n,
                   atomic_state(), out);
   });
@@ -962,6 +967,9 @@ std::vector<DeviceReducePeer> cuda_reduce_device_peers() {
           {"atomic, staged plan order, 4 KiB x 2", false, &staged_supports, &staged_enqueue<Finish::atomic, 2, 4 << 10>},
           {"atomic, staged plan order, last piece in 8", false, &staged_supports, &staged_enqueue<Finish::atomic, 2, 8 << 10, 8>},
           {"atomic, staged plan order, last piece in 4", false, &staged_supports, &staged_enqueue<Finish::atomic, 2, 8 << 10, 4>},
+          {"atomic, staged plan order, warp-major deal", false, &staged_supports, &staged_enqueue<Finish::atomic, 2, 8 << 10, 1, true>},
+          {"atomic, staged plan order, 8 KiB x 1", false, &staged_supports, &staged_enqueue<Finish::atomic, 1, 8 << 10>},
+          {"atomic, staged plan order, 8 KiB x 1, warp-major deal", false, &staged_supports, &staged_enqueue<Finish::atomic, 1, 8 << 10, 1, true>},
           {"atomic, staged plan order, dynamic", false, &staged_dynamic_supports, &staged_dynamic_enqueue<2, 8 << 10, 1>},
           {"atomic, staged plan order, dynamic runs of 2", false, &staged_dynamic_supports, &staged_dynamic_enqueue<2, 8 << 10, 2>},
           {"atomic, staged plan order, 4 KiB x 4, dynamic", false, &staged_dynamic_supports, &staged_dynamic_enqueue<4, 4 << 10, 1>},
@@ -989,13 +997,14 @@ unsigned timed_grid_stride(Reduction r, DType d, std::size_t n, const void* x, c
   });
   return grid;
 }
-template <Finish finish, int slots, unsigned piece_bytes, int last_parts = 1>
+template <Finish finish, int slots, unsigned piece_bytes, int last_parts = 1, bool warp_major = false>
 unsigned timed_staged(Reduction r, DType d, std::size_t n, const void* x, const void* y, void* result,
                       cudaStream_t stream) {
   unsigned grid = 0;
   with_operands(r, d, x, y, result, [&](const auto* xt, const auto* yt, auto* out, auto dot) {
     using T = std::remove_pointer_t<decltype(out)>;
-    grid = launch_atomic(atomic_staged<T, decltype(dot)::value, finish, slots, piece_bytes, true, last_parts>, staged_grid(),
+    grid = launch_atomic(atomic_staged<T, decltype(dot)::value, finish, slots, piece_bytes, true, last_parts, warp_major>,
+                         staged_grid(),
                          staged_shared_bytes(slots, piece_bytes), stream, xt, yt, n, atomic_state(), out);
   });
   return grid;
@@ -1010,7 +1019,9 @@ const std::vector<std::pair<std::string, TimedEnqueue>>& timed_kernels() {
       {"atomic, staged plan order, 4 KiB x 4", &timed_staged<Finish::atomic, 4, 4 << 10>},
       {"atomic, staged plan order, 8 KiB x 1", &timed_staged<Finish::atomic, 1, 8 << 10>},
       {"atomic, staged plan order, last piece in 8", &timed_staged<Finish::atomic, 2, 8 << 10, 8>},
-      {"atomic, staged plan order, 8 KiB x 1, last piece in 8", &timed_staged<Finish::atomic, 1, 8 << 10, 8>}};
+      {"atomic, staged plan order, 8 KiB x 1, last piece in 8", &timed_staged<Finish::atomic, 1, 8 << 10, 8>},
+      {"atomic, staged plan order, warp-major deal", &timed_staged<Finish::atomic, 2, 8 << 10, 1, true>},
+      {"atomic, staged plan order, 8 KiB x 1, warp-major deal", &timed_staged<Finish::atomic, 1, 8 << 10, 1, true>}};
   return kernels;
 }
 // AtomicState's timeline fields, set from the host in one copy.

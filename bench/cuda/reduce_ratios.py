@@ -76,7 +76,8 @@ def main(paths):
             # The staged bench kernel's other rings: its reading order in finer steps,
             # ... and with its plan blocks handed out as the warps ask (a counter), not dealt.
             for ring in ('4 KiB x 4', '2 KiB x 8', '4 KiB x 2', 'dynamic', 'dynamic runs of 2', '4 KiB x 4, dynamic',
-                         'last piece in 8', 'last piece in 4'):
+                         'last piece in 8', 'last piece in 4', 'warp-major deal', '8 KiB x 1',
+                         '8 KiB x 1, warp-major deal'):
                 t = m.get(f'atomic, staged plan order, {ring}')
                 if atomic and t:
                     line += f'; reading, {ring} {t / atomic - 1:+.1%}'
