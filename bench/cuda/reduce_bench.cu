@@ -476,8 +476,14 @@ void timeline(ew::Context& ctx, const std::vector<int>& exponents, const Only& o
       if (!only.has(w)) continue;
       const std::size_t n = std::size_t(1) << e;
       for (const std::string& kernel : ew::bench::cuda_reduce_timeline_kernels()) {
-        const Timeline t = ew::bench::cuda_reduce_timeline(kernel, w, ew::dtype_v<T>, n, x.data(), y.data(),
-                                                           result.data(), stream, calls);
+        Timeline t;
+        try {
+          t = ew::bench::cuda_reduce_timeline(kernel, w, ew::dtype_v<T>, n, x.data(), y.data(), result.data(), stream,
+                                              calls);
+        } catch (const std::invalid_argument& refused) {  // a staged kernel on a GPU before sm_90
+          std::printf("%-5s %s 2^%-2d %-38s skipped: %s\n", name(w), dtype, e, kernel.c_str(), refused.what());
+          continue;
+        }
         const auto at = [&](int call, unsigned cta, int slot) {
           return t.stamps[(std::size_t(call) * t.ctas + cta) * Timeline::slots + slot];
         };
