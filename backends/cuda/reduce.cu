@@ -291,11 +291,11 @@ __device__ __forceinline__ bool last_to_arrive(Header* header, bool& last) {
 }
 
 // The last CUDA block's work: the canonical tree over `count` nodes of equal size (the
-// partials of aligned runs or groups of plan blocks; node i's accumulator c at
-// nodes[i w + c]), the finish (sqrt, Blue's scaling, rounding to the data's type) and the
-// stores of the result. Leaves the counter at 0 for the next launch.
-template <Kind kind, class T>
-__device__ void finish_tree(const double* nodes, std::size_t count_all, Header* header, compute_t<T>* out,
+// partials of aligned runs or groups of plan blocks; node(i, c) loads node i's accumulator
+// c), the finish (sqrt, Blue's scaling, rounding to the data's type) and the stores of the
+// result. Leaves the counter at 0 for the next launch.
+template <Kind kind, class T, class Node>
+__device__ void finish_tree(const Node& node, std::size_t count_all, Header* header, compute_t<T>* out,
                             double* node_out, Header* host_header, double (*warp_nodes)[warps_per_cta]) {
   constexpr int w = Width<kind, T>::value;
   // Each thread first takes an aligned power-of-two range of nodes (a node itself).
@@ -314,7 +314,7 @@ __device__ void finish_tree(const double* nodes, std::size_t count_all, Header* 
         const int m = static_cast<int>(lo + count - at < final_in_registers ? lo + count - at : final_in_registers);
         double r[final_in_registers];
 #pragma unroll
-        for (int i = 0; i < final_in_registers; ++i) r[i] = i < m ? __ldcg(nodes + (at + i) * w + c) : 0.0;
+        for (int i = 0; i < final_in_registers; ++i) r[i] = i < m ? node(at + i, c) : 0.0;
         return register_tree<final_in_registers>(r, m);
       });
   block_tree<w>(v, ranges, warp_nodes);
@@ -498,7 +498,8 @@ __global__ void __launch_bounds__(threads_per_cta)
   }
   // 2. The last CUDA block to finish combines the runs' partials.
   if (last_to_arrive(header, last))
-    finish_tree<kind, T>(partials, runs, header, out, node_out, host_header, warp_nodes);
+    finish_tree<kind, T>([=](std::size_t i, int c) { return __ldcg(partials + i * w + c); }, runs, header, out,
+                         node_out, host_header, warp_nodes);
 }
 
 // ---- The staged kernel (sm_90+, f32 and f64, operands 16-byte aligned): the same plan,
@@ -580,10 +581,27 @@ __global__ void __launch_bounds__(threads_per_cta)
   wait_for_previous_grid();  // as sum_kernel
   const int lane = static_cast<int>(threadIdx.x % 32), warp = static_cast<int>(threadIdx.x / 32);
   const std::size_t full = n / plan::block_elements;
+  // Units in whole rounds of the grid (`dealt` of them), then a last, partial round whose warp
+  // runs (R plan blocks) are dealt warp by warp, run g to warp g / ctas of CUDA block g mod
+  // ctas: every SM reads its share of it, where by units the first CUDA blocks would read a
+  // unit more than the others while those SMs wait (docs/PERFORMANCE.md, "eighteenth round").
+  const std::size_t full_rounds = units / ctas, dealt = full_rounds * ctas, stride = ctas * unit_blocks;
+  const std::size_t tail_first = dealt * unit_blocks;  // the last round's first plan block
+  const std::size_t tail_runs = blocks > tail_first ? (blocks - tail_first + run - 1) >> run_log2 : 0;
+  const std::size_t g = static_cast<std::size_t>(warp) * ctas + blockIdx.x;
   // This warp's plan blocks, in the order it reads them: its j-th is unit blockIdx.x + (j / R) ctas's
-  // plan block R warp + j mod R, increasing in j, so that its full plan blocks come first.
-  const std::size_t first = blockIdx.x * unit_blocks + warp * run, stride = ctas * unit_blocks;
-  const auto block_of = [&](std::size_t j) { return first + (j >> run_log2) * stride + (j & (run - 1)); };
+  // plan block R warp + j mod R in the whole rounds, then its run's of the last round (or none:
+  // `blocks` and on), increasing in j, so that its full plan blocks come first.
+  const std::size_t first = blockIdx.x * unit_blocks + warp * run;
+  const std::size_t tail_shift = (g < tail_runs ? tail_first + g * run : blocks) - (first + full_rounds * stride);
+  const auto block_of = [&](std::size_t j) {
+    const std::size_t i = j >> run_log2;  // modulo 2^64: tail_shift may be "negative"
+    return first + i * stride + (j & (run - 1)) + (i >= full_rounds ? tail_shift : 0);
+  };
+  const std::size_t warp_rounds = full_rounds + (g < tail_runs ? 1 : 0);
+  // The last round's warp nodes, run g's accumulator c at [g w + c], after the units' nodes.
+  double* const tail_nodes = nodes + units * w;
+  double* const tail_node = tail_nodes + g * w;  // this warp's, where it has a run there
   unsigned char* ring = ring_space + static_cast<std::size_t>(warp) * slots * piece_bytes;
   // The warps' nodes of this CUDA block's i-th unit: accumulator c of warp v at [(i w + c) 8 + v].
   double* unit_space = reinterpret_cast<double*>(ring_space + std::size_t(warps_per_cta) * slots * piece_bytes);
@@ -613,7 +631,7 @@ __global__ void __launch_bounds__(threads_per_cta)
   std::size_t k = 0;    // the next piece
   int slot = 0;         // k % slots
   unsigned phase = 0;   // (k / slots) % 2: the slot's mbarrier phase
-  for (std::size_t j0 = 0; blockIdx.x + (j0 >> run_log2) * ctas < units; j0 += batch) {
+  for (std::size_t j0 = 0; (j0 >> run_log2) < warp_rounds; j0 += batch) {
     double part[batch][w] = {};  // part[batch - 1 - p]: plan block j0 + p's lane partials (a shift register)
 #pragma unroll 1
     for (int p = 0; p < batch; ++p) {
@@ -650,10 +668,10 @@ __global__ void __launch_bounds__(threads_per_cta)
     }
     // Lane p < 8: plan block j0 + p's root, the log2 R levels of its unit's warp node (cut where
     // the unit's plan blocks end), the node written by the unit's first lane.
-    const std::size_t i = (j0 + lane % batch) >> run_log2;  // the CUDA block's unit
+    const std::size_t i = (j0 + lane % batch) >> run_log2;  // the warp's round
     const int r = lane & static_cast<int>(run - 1);
-    const std::size_t unit_first = first + i * stride;
-    const int present = unit_first < blocks ? static_cast<int>(blocks - unit_first < run ? blocks - unit_first : run) : 0;
+    const std::size_t run_first = block_of(i << run_log2);
+    const int present = run_first < blocks ? static_cast<int>(blocks - run_first < run ? blocks - run_first : run) : 0;
 #pragma unroll
     for (int c = 0; c < w; ++c) {
       double v[batch];
@@ -664,13 +682,14 @@ __global__ void __launch_bounds__(threads_per_cta)
         const double other = __shfl_down_sync(0xffffffffu, node, o);
         if ((r & (2 * o - 1)) == 0 && r + o < present) node = plan::add(node, other);
       }
-      if (lane < batch && r == 0 && blockIdx.x + i * ctas < units) unit_space[(i * w + c) * warps_per_cta + warp] = node;
+      if (lane < batch && r == 0 && i < full_rounds) unit_space[(i * w + c) * warps_per_cta + warp] = node;
+      else if (lane < batch && r == 0 && i < warp_rounds) tail_node[c] = node;
     }
   }
-  // The units' nodes, a thread each: the tree of the unit's warp nodes, cut where its plan
-  // blocks end.
+  // The units' nodes of the whole rounds, a thread each: the tree of the unit's warp nodes,
+  // cut where its plan blocks end.
   __syncthreads();
-  for (std::size_t u = blockIdx.x + threadIdx.x * ctas, i = threadIdx.x; u < units;
+  for (std::size_t u = blockIdx.x + threadIdx.x * ctas, i = threadIdx.x; u < dealt;
        u += threads_per_cta * ctas, i += threads_per_cta) {
     const std::size_t m = (blocks - u * unit_blocks + run - 1) >> run_log2;  // warps with plan blocks
 #pragma unroll
@@ -681,8 +700,19 @@ __global__ void __launch_bounds__(threads_per_cta)
       nodes[u * w + c] = register_tree<warps_per_cta>(v, m < warps_per_cta ? static_cast<int>(m) : warps_per_cta);
     }
   }
-  if (last_to_arrive(header, last))
-    finish_tree<kind, T>(nodes, units, header, out, node_out, host_header, warp_nodes);
+  // The last round's units' nodes are made as the finish loads them, from their warp nodes:
+  // the same loads in flight as a node's, no second pass.
+  const auto node = [&](std::size_t u, int c) {
+    if (u < dealt) return __ldcg(nodes + u * w + c);
+    const std::size_t left = (blocks - u * unit_blocks + run - 1) >> run_log2;
+    const int m = left < warps_per_cta ? static_cast<int>(left) : warps_per_cta;  // warps with plan blocks
+    double v[warps_per_cta];
+#pragma unroll
+    for (int j = 0; j < warps_per_cta; ++j)
+      v[j] = __ldcg(tail_nodes + ((u - dealt) * warps_per_cta + j) * w + c);  // past m: in the workspace, unused
+    return register_tree<warps_per_cta>(v, m);
+  };
+  if (last_to_arrive(header, last)) finish_tree<kind, T>(node, units, header, out, node_out, host_header, warp_nodes);
 #elif defined(__CUDA_ARCH__)
   __trap();  // never launched there: a launch would be a bug, made loud instead of a result never written
 #endif
@@ -1232,7 +1262,9 @@ ReduceResult Reducer::run(const ReduceCall& c, cudaStream_t stream, const Launch
                   (c.kind != Kind::dot || reinterpret_cast<std::uintptr_t>(c.y) % align == 0);
   }
   if (l.ctas > 0x7fffffffu) throw Error(Errc::size_overflow, "cuda reduction: too many elements for one grid");
-  const std::size_t partial_bytes = l.runs * 3 * sizeof(double), index_bytes = l.runs * sizeof(unsigned long long);
+  // The staged kernel's nodes: its units' and, after them, its last round's warp nodes.
+  const std::size_t nodes = l.runs + (l.slots ? std::size_t(warps_per_cta) * l.ctas : 0);
+  const std::size_t partial_bytes = nodes * 3 * sizeof(double), index_bytes = l.runs * sizeof(unsigned long long);
   // Workspace sizes are kept when the stream is idle: a larger one is made after a sync.
   if (sizeof(Header) + partial_bytes + index_bytes > workspace_bytes_) {
     check(cudaStreamSynchronize(stream), "cudaStreamSynchronize before growing the reduction workspace");

@@ -211,11 +211,13 @@ TEST_P(ReduceGrid, StagedKernelGivesTheSameBits) {
   for (auto f : {staged<float>, staged<double>}) f(ctx, ref, {1, B - 1, B, B + 1, 64 * B, 64 * B + 1, 129 * B + 7});
 }
 
-// CUDA blocks taking several units each (4096 plan blocks: about four a warp on 132 SMs).
+// CUDA blocks taking several units each (4096 plan blocks: about four a warp on 132 SMs), a
+// last, partial round of units dealt warp by warp, and (1056 plan blocks, 132 units of 8 on
+// 132 CUDA blocks) whole rounds alone, the last unit cut.
 TEST_P(ReduceGrid, StagedKernelWithSeveralBlocksAWarp) {
   Context ctx(GetParam());
   Context ref(Backend::scalar);
-  for (auto f : {staged<float>, staged<double>}) f(ctx, ref, {1100 * B + 3, 4096 * B, 4096 * B + 77});
+  for (auto f : {staged<float>, staged<double>}) f(ctx, ref, {1100 * B + 3, 1056 * B - 5, 4096 * B, 4096 * B + 77});
 }
 
 // NaN, infinities, signed zeros and the 2-norm's big and small classes through the staged
