@@ -290,20 +290,48 @@ __device__ __forceinline__ bool last_to_arrive(Header* header, bool& last) {
   return last;
 }
 
-// The last CUDA block's work: the canonical tree over `count` nodes of equal size (the
+// The last CUDA block's ranges of the canonical tree over `count_all` nodes: each thread
+// first takes an aligned power-of-two range of `per` nodes, [lo, lo + count).
+struct FinishRanges {
+  std::size_t per, lo, count;
+  int ranges;
+  __device__ explicit FinishRanges(std::size_t count_all) : per(1) {
+    while (per * threads_per_cta < count_all) per *= 2;
+    lo = static_cast<std::size_t>(threadIdx.x) * per;
+    count = lo < count_all ? (count_all - lo < per ? count_all - lo : per) : 0;
+    ranges = static_cast<int>((count_all + per - 1) / per);
+  }
+};
+
+// The root of the threads' ranges' nodes v (accumulator c in v[c]), the finish (sqrt, Blue's
+// scaling, rounding to the data's type) and the stores of the result. Leaves the counter at
+// 0 for the next launch.
+template <Kind kind, class T>
+__device__ void finish_root(double (&v)[3], int ranges, Header* header, compute_t<T>* out, double* node_out,
+                            Header* host_header, double (*warp_nodes)[warps_per_cta]) {
+  constexpr int w = Width<kind, T>::value;
+  block_tree<w>(v, ranges, warp_nodes);
+  if (threadIdx.x == 0) {
+    const double acc[3] = {v[0], w > 1 ? v[1] : 0.0, w > 2 ? v[2] : 0.0};
+    // Node mode (ReduceCall::node): the root before the finish, as a double.
+    header->value = node_out ? acc[0] : plan::finish(kind, sizeof(T) == 8, acc);
+    header->index = 0;
+    if (node_out) *node_out = acc[0];
+    else if (out) *out = static_cast<compute_t<T>>(header->value);
+    if (host_header) host_header->value = header->value, host_header->index = 0;
+    header->finished = 0;
+  }
+}
+
+// The last CUDA block's work: the canonical tree over `count_all` nodes of equal size (the
 // partials of aligned runs or groups of plan blocks; node(i, c) loads node i's accumulator
-// c), the finish (sqrt, Blue's scaling, rounding to the data's type) and the stores of the
-// result. Leaves the counter at 0 for the next launch.
+// c), then finish_root.
 template <Kind kind, class T, class Node>
 __device__ void finish_tree(const Node& node, std::size_t count_all, Header* header, compute_t<T>* out,
                             double* node_out, Header* host_header, double (*warp_nodes)[warps_per_cta]) {
   constexpr int w = Width<kind, T>::value;
-  // Each thread first takes an aligned power-of-two range of nodes (a node itself).
-  std::size_t per = 1;
-  while (per * threads_per_cta < count_all) per *= 2;
-  const std::size_t lo = static_cast<std::size_t>(threadIdx.x) * per;
-  const std::size_t count = lo < count_all ? (count_all - lo < per ? count_all - lo : per) : 0;
-  const int ranges = static_cast<int>((count_all + per - 1) / per);
+  const FinishRanges f(count_all);
+  const std::size_t lo = f.lo, count = f.count;
   // Loaded 16 at a time (independent loads in flight), each 16 an aligned node.
   double v[3] = {0.0, 0.0, 0.0};
   if (count > 0)
@@ -317,17 +345,7 @@ __device__ void finish_tree(const Node& node, std::size_t count_all, Header* hea
         for (int i = 0; i < final_in_registers; ++i) r[i] = i < m ? node(at + i, c) : 0.0;
         return register_tree<final_in_registers>(r, m);
       });
-  block_tree<w>(v, ranges, warp_nodes);
-  if (threadIdx.x == 0) {
-    const double acc[3] = {v[0], w > 1 ? v[1] : 0.0, w > 2 ? v[2] : 0.0};
-    // Node mode (ReduceCall::node): the root before the finish, as a double.
-    header->value = node_out ? acc[0] : plan::finish(kind, sizeof(T) == 8, acc);
-    header->index = 0;
-    if (node_out) *node_out = acc[0];
-    else if (out) *out = static_cast<compute_t<T>>(header->value);
-    if (host_header) host_header->value = header->value, host_header->index = 0;
-    header->finished = 0;
-  }
+  finish_root<kind, T>(v, f.ranges, header, out, node_out, host_header, warp_nodes);
 }
 
 // U rows of V elements of this thread's lanes: the rows a thread has in registers or in flight.
@@ -700,19 +718,54 @@ __global__ void __launch_bounds__(threads_per_cta)
       nodes[u * w + c] = register_tree<warps_per_cta>(v, m < warps_per_cta ? static_cast<int>(m) : warps_per_cta);
     }
   }
-  // The last round's units' nodes are made as the finish loads them, from their warp nodes:
-  // the same loads in flight as a node's, no second pass.
-  const auto node = [&](std::size_t u, int c) {
-    if (u < dealt) return __ldcg(nodes + u * w + c);
-    const std::size_t left = (blocks - u * unit_blocks + run - 1) >> run_log2;
-    const int m = left < warps_per_cta ? static_cast<int>(left) : warps_per_cta;  // warps with plan blocks
-    double v[warps_per_cta];
+  if (!last_to_arrive(header, last)) return;
+  // The last CUDA block: the last round's units' nodes, a thread each from their warp nodes,
+  // into shared memory (the ring's, unused now), loaded while the whole rounds' units' nodes
+  // are: with at most final_in_registers nodes a thread (staged_units), one round trip to L2
+  // for both. Then the tree as finish_tree's.
+  static_assert(staged_units <= std::size_t(final_in_registers) * threads_per_cta, "the defaults' units in one load a thread");
+  double* const tail_units = reinterpret_cast<double*>(ring_space);  // [t w + c]
+  const std::size_t tails = units - dealt;
+  const auto compose_tails = [&] {
+    for (std::size_t t = threadIdx.x; t < tails; t += threads_per_cta) {
+      const std::size_t u = dealt + t;
+      const std::size_t left = (blocks - u * unit_blocks + run - 1) >> run_log2;
+      const int m = left < warps_per_cta ? static_cast<int>(left) : warps_per_cta;  // warps with plan blocks
 #pragma unroll
-    for (int j = 0; j < warps_per_cta; ++j)
-      v[j] = __ldcg(tail_nodes + ((u - dealt) * warps_per_cta + j) * w + c);  // past m: in the workspace, unused
-    return register_tree<warps_per_cta>(v, m);
+      for (int c = 0; c < w; ++c) {
+        double v[warps_per_cta];
+#pragma unroll
+        for (int j = 0; j < warps_per_cta; ++j)
+          v[j] = j < m ? __ldcg(tail_nodes + (t * warps_per_cta + j) * w + c) : 0.0;
+        tail_units[t * w + c] = register_tree<warps_per_cta>(v, m);
+      }
+    }
   };
-  if (last_to_arrive(header, last)) finish_tree<kind, T>(node, units, header, out, node_out, host_header, warp_nodes);
+  const FinishRanges f(units);
+  if (f.per > static_cast<std::size_t>(final_in_registers)) {  // a forced tuning's many units: two round trips
+    compose_tails();
+    __syncthreads();
+    finish_tree<kind, T>([&](std::size_t u, int c) { return u < dealt ? __ldcg(nodes + u * w + c) : tail_units[(u - dealt) * w + c]; },
+                         units, header, out, node_out, host_header, warp_nodes);
+    return;
+  }
+  double r[w][final_in_registers];
+#pragma unroll
+  for (int c = 0; c < w; ++c)
+#pragma unroll
+    for (int i = 0; i < final_in_registers; ++i)
+      r[c][i] = i < static_cast<int>(f.count) && f.lo + i < dealt ? __ldcg(nodes + (f.lo + i) * w + c) : 0.0;
+  compose_tails();
+  __syncthreads();
+  double v[3] = {0.0, 0.0, 0.0};
+#pragma unroll
+  for (int c = 0; c < w; ++c) {
+#pragma unroll
+    for (int i = 0; i < final_in_registers; ++i)
+      if (i < static_cast<int>(f.count) && f.lo + i >= dealt) r[c][i] = tail_units[(f.lo + i - dealt) * w + c];
+    if (f.count > 0) v[c] = register_tree<final_in_registers>(r[c], static_cast<int>(f.count));
+  }
+  finish_root<kind, T>(v, f.ranges, header, out, node_out, host_header, warp_nodes);
 #elif defined(__CUDA_ARCH__)
   __trap();  // never launched there: a launch would be a bug, made loud instead of a result never written
 #endif

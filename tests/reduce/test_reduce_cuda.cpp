@@ -220,6 +220,27 @@ TEST_P(ReduceGrid, StagedKernelWithSeveralBlocksAWarp) {
   for (auto f : {staged<float>, staged<double>}) f(ctx, ref, {1100 * B + 3, 1056 * B - 5, 4096 * B, 4096 * B + 77});
 }
 
+// More units than the last CUDA block takes in one load a thread (a forced R = 1 past 4096
+// units of 8 plan blocks: its finish takes the last round's units' nodes in a second step).
+TEST_P(ReduceGrid, StagedKernelWithManyUnits) {
+  Context ctx(GetParam());
+  Context ref(Backend::scalar);
+  const std::size_t n = 4100 * 8 * B + 5;
+  const std::vector<float> xs = cancelling_vector<float>(n), ys = random_vector<float>(n);
+  Buffer<float> x(ctx, n), y(ctx, n);
+  x.upload(xs.data(), n);
+  y.upload(ys.data(), n);
+  const std::vector<Case<float>> all = cases<float>(ref, xs, ys, {n}, {0});
+  ew::detail::cuda::ReduceTuning t;
+  t.staged = 1;
+  t.stage_slots = 2;
+  t.stage_run = 1;
+  ew::detail::cuda::set_reduce_tuning(t);
+  const bool here = ew::detail::cuda::staged_kernel_supported(ctx.device(), 2);
+  check_all<float>(ctx, x, y, all[0], "staged, 2 slots, units of 8 x 1",
+                   here ? ew::detail::cuda::SumKernel::staged : ew::detail::cuda::SumKernel::registers);
+}
+
 // NaN, infinities, signed zeros and the 2-norm's big and small classes through the staged
 // kernel (below its default sizes, the special-value tests of test_reduce.cpp run the
 // register kernel).
