@@ -290,26 +290,33 @@ __device__ __forceinline__ bool last_to_arrive(Header* header, bool& last) {
   return last;
 }
 
-// The last CUDA block's ranges of the canonical tree over `count_all` nodes: each thread
-// first takes an aligned power-of-two range of `per` nodes, [lo, lo + count).
-struct FinishRanges {
-  std::size_t per, lo, count;
-  int ranges;
-  __device__ explicit FinishRanges(std::size_t count_all) : per(1) {
-    while (per * threads_per_cta < count_all) per *= 2;
-    lo = static_cast<std::size_t>(threadIdx.x) * per;
-    count = lo < count_all ? (count_all - lo < per ? count_all - lo : per) : 0;
-    ranges = static_cast<int>((count_all + per - 1) / per);
-  }
-};
-
-// The root of the threads' ranges' nodes v (accumulator c in v[c]), the finish (sqrt, Blue's
-// scaling, rounding to the data's type) and the stores of the result. Leaves the counter at
-// 0 for the next launch.
+// The last CUDA block's work: the canonical tree over `count` nodes of equal size (the
+// partials of aligned runs or groups of plan blocks; node i's accumulator c at
+// nodes[i w + c]), the finish (sqrt, Blue's scaling, rounding to the data's type) and the
+// stores of the result. Leaves the counter at 0 for the next launch.
 template <Kind kind, class T>
-__device__ void finish_root(double (&v)[3], int ranges, Header* header, compute_t<T>* out, double* node_out,
-                            Header* host_header, double (*warp_nodes)[warps_per_cta]) {
+__device__ void finish_tree(const double* nodes, std::size_t count_all, Header* header, compute_t<T>* out,
+                            double* node_out, Header* host_header, double (*warp_nodes)[warps_per_cta]) {
   constexpr int w = Width<kind, T>::value;
+  // Each thread first takes an aligned power-of-two range of nodes (a node itself).
+  std::size_t per = 1;
+  while (per * threads_per_cta < count_all) per *= 2;
+  const std::size_t lo = static_cast<std::size_t>(threadIdx.x) * per;
+  const std::size_t count = lo < count_all ? (count_all - lo < per ? count_all - lo : per) : 0;
+  const int ranges = static_cast<int>((count_all + per - 1) / per);
+  // Loaded 16 at a time (independent loads in flight), each 16 an aligned node.
+  double v[3] = {0.0, 0.0, 0.0};
+  if (count > 0)
+#pragma unroll
+    for (int c = 0; c < w; ++c)
+      v[c] = plan::pair_tree_of((count + final_in_registers - 1) / final_in_registers, [&](std::size_t k) {
+        const std::size_t at = lo + k * final_in_registers;
+        const int m = static_cast<int>(lo + count - at < final_in_registers ? lo + count - at : final_in_registers);
+        double r[final_in_registers];
+#pragma unroll
+        for (int i = 0; i < final_in_registers; ++i) r[i] = i < m ? __ldcg(nodes + (at + i) * w + c) : 0.0;
+        return register_tree<final_in_registers>(r, m);
+      });
   block_tree<w>(v, ranges, warp_nodes);
   if (threadIdx.x == 0) {
     const double acc[3] = {v[0], w > 1 ? v[1] : 0.0, w > 2 ? v[2] : 0.0};
@@ -321,31 +328,6 @@ __device__ void finish_root(double (&v)[3], int ranges, Header* header, compute_
     if (host_header) host_header->value = header->value, host_header->index = 0;
     header->finished = 0;
   }
-}
-
-// The last CUDA block's work: the canonical tree over `count_all` nodes of equal size (the
-// partials of aligned runs or groups of plan blocks; node(i, c) loads node i's accumulator
-// c), then finish_root.
-template <Kind kind, class T, class Node>
-__device__ void finish_tree(const Node& node, std::size_t count_all, Header* header, compute_t<T>* out,
-                            double* node_out, Header* host_header, double (*warp_nodes)[warps_per_cta]) {
-  constexpr int w = Width<kind, T>::value;
-  const FinishRanges f(count_all);
-  const std::size_t lo = f.lo, count = f.count;
-  // Loaded 16 at a time (independent loads in flight), each 16 an aligned node.
-  double v[3] = {0.0, 0.0, 0.0};
-  if (count > 0)
-#pragma unroll
-    for (int c = 0; c < w; ++c)
-      v[c] = plan::pair_tree_of((count + final_in_registers - 1) / final_in_registers, [&](std::size_t k) {
-        const std::size_t at = lo + k * final_in_registers;
-        const int m = static_cast<int>(lo + count - at < final_in_registers ? lo + count - at : final_in_registers);
-        double r[final_in_registers];
-#pragma unroll
-        for (int i = 0; i < final_in_registers; ++i) r[i] = i < m ? node(at + i, c) : 0.0;
-        return register_tree<final_in_registers>(r, m);
-      });
-  finish_root<kind, T>(v, f.ranges, header, out, node_out, host_header, warp_nodes);
 }
 
 // U rows of V elements of this thread's lanes: the rows a thread has in registers or in flight.
@@ -516,8 +498,7 @@ __global__ void __launch_bounds__(threads_per_cta)
   }
   // 2. The last CUDA block to finish combines the runs' partials.
   if (last_to_arrive(header, last))
-    finish_tree<kind, T>([=](std::size_t i, int c) { return __ldcg(partials + i * w + c); }, runs, header, out,
-                         node_out, host_header, warp_nodes);
+    finish_tree<kind, T>(partials, runs, header, out, node_out, host_header, warp_nodes);
 }
 
 // ---- The staged kernel (sm_90+, f32 and f64, operands 16-byte aligned): the same plan,
@@ -599,27 +580,10 @@ __global__ void __launch_bounds__(threads_per_cta)
   wait_for_previous_grid();  // as sum_kernel
   const int lane = static_cast<int>(threadIdx.x % 32), warp = static_cast<int>(threadIdx.x / 32);
   const std::size_t full = n / plan::block_elements;
-  // Units in whole rounds of the grid (`dealt` of them), then a last, partial round whose warp
-  // runs (R plan blocks) are dealt warp by warp, run g to warp g / ctas of CUDA block g mod
-  // ctas: every SM reads its share of it, where by units the first CUDA blocks would read a
-  // unit more than the others while those SMs wait (docs/PERFORMANCE.md, "eighteenth round").
-  const std::size_t full_rounds = units / ctas, dealt = full_rounds * ctas, stride = ctas * unit_blocks;
-  const std::size_t tail_first = dealt * unit_blocks;  // the last round's first plan block
-  const std::size_t tail_runs = blocks > tail_first ? (blocks - tail_first + run - 1) >> run_log2 : 0;
-  const std::size_t g = static_cast<std::size_t>(warp) * ctas + blockIdx.x;
   // This warp's plan blocks, in the order it reads them: its j-th is unit blockIdx.x + (j / R) ctas's
-  // plan block R warp + j mod R in the whole rounds, then its run's of the last round (or none:
-  // `blocks` and on), increasing in j, so that its full plan blocks come first.
-  const std::size_t first = blockIdx.x * unit_blocks + warp * run;
-  const std::size_t tail_shift = (g < tail_runs ? tail_first + g * run : blocks) - (first + full_rounds * stride);
-  const auto block_of = [&](std::size_t j) {
-    const std::size_t i = j >> run_log2;  // modulo 2^64: tail_shift may be "negative"
-    return first + i * stride + (j & (run - 1)) + (i >= full_rounds ? tail_shift : 0);
-  };
-  const std::size_t warp_rounds = full_rounds + (g < tail_runs ? 1 : 0);
-  // The last round's warp nodes, run g's accumulator c at [g w + c], after the units' nodes.
-  double* const tail_nodes = nodes + units * w;
-  double* const tail_node = tail_nodes + g * w;  // this warp's, where it has a run there
+  // plan block R warp + j mod R, increasing in j, so that its full plan blocks come first.
+  const std::size_t first = blockIdx.x * unit_blocks + warp * run, stride = ctas * unit_blocks;
+  const auto block_of = [&](std::size_t j) { return first + (j >> run_log2) * stride + (j & (run - 1)); };
   unsigned char* ring = ring_space + static_cast<std::size_t>(warp) * slots * piece_bytes;
   // The warps' nodes of this CUDA block's i-th unit: accumulator c of warp v at [(i w + c) 8 + v].
   double* unit_space = reinterpret_cast<double*>(ring_space + std::size_t(warps_per_cta) * slots * piece_bytes);
@@ -649,7 +613,7 @@ __global__ void __launch_bounds__(threads_per_cta)
   std::size_t k = 0;    // the next piece
   int slot = 0;         // k % slots
   unsigned phase = 0;   // (k / slots) % 2: the slot's mbarrier phase
-  for (std::size_t j0 = 0; (j0 >> run_log2) < warp_rounds; j0 += batch) {
+  for (std::size_t j0 = 0; blockIdx.x + (j0 >> run_log2) * ctas < units; j0 += batch) {
     double part[batch][w] = {};  // part[batch - 1 - p]: plan block j0 + p's lane partials (a shift register)
 #pragma unroll 1
     for (int p = 0; p < batch; ++p) {
@@ -686,10 +650,10 @@ __global__ void __launch_bounds__(threads_per_cta)
     }
     // Lane p < 8: plan block j0 + p's root, the log2 R levels of its unit's warp node (cut where
     // the unit's plan blocks end), the node written by the unit's first lane.
-    const std::size_t i = (j0 + lane % batch) >> run_log2;  // the warp's round
+    const std::size_t i = (j0 + lane % batch) >> run_log2;  // the CUDA block's unit
     const int r = lane & static_cast<int>(run - 1);
-    const std::size_t run_first = block_of(i << run_log2);
-    const int present = run_first < blocks ? static_cast<int>(blocks - run_first < run ? blocks - run_first : run) : 0;
+    const std::size_t unit_first = first + i * stride;
+    const int present = unit_first < blocks ? static_cast<int>(blocks - unit_first < run ? blocks - unit_first : run) : 0;
 #pragma unroll
     for (int c = 0; c < w; ++c) {
       double v[batch];
@@ -700,14 +664,13 @@ __global__ void __launch_bounds__(threads_per_cta)
         const double other = __shfl_down_sync(0xffffffffu, node, o);
         if ((r & (2 * o - 1)) == 0 && r + o < present) node = plan::add(node, other);
       }
-      if (lane < batch && r == 0 && i < full_rounds) unit_space[(i * w + c) * warps_per_cta + warp] = node;
-      else if (lane < batch && r == 0 && i < warp_rounds) tail_node[c] = node;
+      if (lane < batch && r == 0 && blockIdx.x + i * ctas < units) unit_space[(i * w + c) * warps_per_cta + warp] = node;
     }
   }
-  // The units' nodes of the whole rounds, a thread each: the tree of the unit's warp nodes,
-  // cut where its plan blocks end.
+  // The units' nodes, a thread each: the tree of the unit's warp nodes, cut where its plan
+  // blocks end.
   __syncthreads();
-  for (std::size_t u = blockIdx.x + threadIdx.x * ctas, i = threadIdx.x; u < dealt;
+  for (std::size_t u = blockIdx.x + threadIdx.x * ctas, i = threadIdx.x; u < units;
        u += threads_per_cta * ctas, i += threads_per_cta) {
     const std::size_t m = (blocks - u * unit_blocks + run - 1) >> run_log2;  // warps with plan blocks
 #pragma unroll
@@ -718,54 +681,8 @@ __global__ void __launch_bounds__(threads_per_cta)
       nodes[u * w + c] = register_tree<warps_per_cta>(v, m < warps_per_cta ? static_cast<int>(m) : warps_per_cta);
     }
   }
-  if (!last_to_arrive(header, last)) return;
-  // The last CUDA block: the last round's units' nodes, a thread each from their warp nodes,
-  // into shared memory (the ring's, unused now), loaded while the whole rounds' units' nodes
-  // are: with at most final_in_registers nodes a thread (staged_units), one round trip to L2
-  // for both. Then the tree as finish_tree's.
-  static_assert(staged_units <= std::size_t(final_in_registers) * threads_per_cta, "the defaults' units in one load a thread");
-  double* const tail_units = reinterpret_cast<double*>(ring_space);  // [t w + c]
-  const std::size_t tails = units - dealt;
-  const auto compose_tails = [&] {
-    for (std::size_t t = threadIdx.x; t < tails; t += threads_per_cta) {
-      const std::size_t u = dealt + t;
-      const std::size_t left = (blocks - u * unit_blocks + run - 1) >> run_log2;
-      const int m = left < warps_per_cta ? static_cast<int>(left) : warps_per_cta;  // warps with plan blocks
-#pragma unroll
-      for (int c = 0; c < w; ++c) {
-        double v[warps_per_cta];
-#pragma unroll
-        for (int j = 0; j < warps_per_cta; ++j)
-          v[j] = j < m ? __ldcg(tail_nodes + (t * warps_per_cta + j) * w + c) : 0.0;
-        tail_units[t * w + c] = register_tree<warps_per_cta>(v, m);
-      }
-    }
-  };
-  const FinishRanges f(units);
-  if (f.per > static_cast<std::size_t>(final_in_registers)) {  // a forced tuning's many units: two round trips
-    compose_tails();
-    __syncthreads();
-    finish_tree<kind, T>([&](std::size_t u, int c) { return u < dealt ? __ldcg(nodes + u * w + c) : tail_units[(u - dealt) * w + c]; },
-                         units, header, out, node_out, host_header, warp_nodes);
-    return;
-  }
-  double r[w][final_in_registers];
-#pragma unroll
-  for (int c = 0; c < w; ++c)
-#pragma unroll
-    for (int i = 0; i < final_in_registers; ++i)
-      r[c][i] = i < static_cast<int>(f.count) && f.lo + i < dealt ? __ldcg(nodes + (f.lo + i) * w + c) : 0.0;
-  compose_tails();
-  __syncthreads();
-  double v[3] = {0.0, 0.0, 0.0};
-#pragma unroll
-  for (int c = 0; c < w; ++c) {
-#pragma unroll
-    for (int i = 0; i < final_in_registers; ++i)
-      if (i < static_cast<int>(f.count) && f.lo + i >= dealt) r[c][i] = tail_units[(f.lo + i - dealt) * w + c];
-    if (f.count > 0) v[c] = register_tree<final_in_registers>(r[c], static_cast<int>(f.count));
-  }
-  finish_root<kind, T>(v, f.ranges, header, out, node_out, host_header, warp_nodes);
+  if (last_to_arrive(header, last))
+    finish_tree<kind, T>(nodes, units, header, out, node_out, host_header, warp_nodes);
 #elif defined(__CUDA_ARCH__)
   __trap();  // never launched there: a launch would be a bug, made loud instead of a result never written
 #endif
@@ -1315,9 +1232,7 @@ ReduceResult Reducer::run(const ReduceCall& c, cudaStream_t stream, const Launch
                   (c.kind != Kind::dot || reinterpret_cast<std::uintptr_t>(c.y) % align == 0);
   }
   if (l.ctas > 0x7fffffffu) throw Error(Errc::size_overflow, "cuda reduction: too many elements for one grid");
-  // The staged kernel's nodes: its units' and, after them, its last round's warp nodes.
-  const std::size_t nodes = l.runs + (l.slots ? std::size_t(warps_per_cta) * l.ctas : 0);
-  const std::size_t partial_bytes = nodes * 3 * sizeof(double), index_bytes = l.runs * sizeof(unsigned long long);
+  const std::size_t partial_bytes = l.runs * 3 * sizeof(double), index_bytes = l.runs * sizeof(unsigned long long);
   // Workspace sizes are kept when the stream is idle: a larger one is made after a sync.
   if (sizeof(Header) + partial_bytes + index_bytes > workspace_bytes_) {
     check(cudaStreamSynchronize(stream), "cudaStreamSynchronize before growing the reduction workspace");

@@ -212,16 +212,16 @@ TEST_P(ReduceGrid, StagedKernelGivesTheSameBits) {
 }
 
 // CUDA blocks taking several units each (4096 plan blocks: about four a warp on 132 SMs), a
-// last, partial round of units dealt warp by warp, and (1056 plan blocks, 132 units of 8 on
-// 132 CUDA blocks) whole rounds alone, the last unit cut.
+// last, partial round of units, and (1056 plan blocks, 132 units of 8 on 132 CUDA blocks)
+// whole rounds alone, the last unit cut.
 TEST_P(ReduceGrid, StagedKernelWithSeveralBlocksAWarp) {
   Context ctx(GetParam());
   Context ref(Backend::scalar);
   for (auto f : {staged<float>, staged<double>}) f(ctx, ref, {1100 * B + 3, 1056 * B - 5, 4096 * B, 4096 * B + 77});
 }
 
-// More units than the last CUDA block takes in one load a thread (a forced R = 1 past 4096
-// units of 8 plan blocks: its finish takes the last round's units' nodes in a second step).
+// More units than the last CUDA block loads at once (a forced R = 1 past 4096 units of 8 plan
+// blocks: each of its threads then takes 32 unit nodes, 16 at a time).
 TEST_P(ReduceGrid, StagedKernelWithManyUnits) {
   Context ctx(GetParam());
   Context ref(Backend::scalar);

@@ -1,5 +1,5 @@
 # One H200: the staged kernel's last, partial round of units dealt warp by warp (every SM its
-# share; last-round.patch), after the seventeenth round's bench kernels showed the f64 cells'
+# share; last-round-s1.patch), after the seventeenth round's bench kernels showed the f64 cells'
 # reading part at 2^24 go when every SM reads its share of the last round.
 # Tests (the cuda reductions) and the sanitizers on the staged kernel's tests; the registers
 # of the staged kernels; the same benchmark binary with the library as built here ("new") and
@@ -21,7 +21,7 @@ regs() {
 }
 regs > $OUT/registers-new.txt
 mkdir -p /tmp/lib-new /tmp/lib-old && cp -a build-gpu/core/libelementwise.so* /tmp/lib-new/
-patch -R -p1 < $D/last-round.patch > /dev/null && cmake --build build-gpu -j 16 --target elementwise > $OUT/build-old.log 2>&1; echo "old build rc=$? at $((SECONDS-start)) s"
+patch -R -p1 < $D/last-round-s1.patch > /dev/null && cmake --build build-gpu -j 16 --target elementwise > $OUT/build-old.log 2>&1; echo "old build rc=$? at $((SECONDS-start)) s"
 cp -a build-gpu/core/libelementwise.so* /tmp/lib-old/
 regs > $OUT/registers-old.txt
 paste $OUT/registers-old.txt $OUT/registers-new.txt
