@@ -290,18 +290,19 @@ bool sweep(ew::Context& ctx, const std::vector<int>& exponents, int reps, FILE* 
   check(cudaGetDevice(&device), "cudaGetDevice");
   check(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
   check(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device), "cudaDeviceGetAttribute");
-  std::size_t max_n = 0, pool = 0;
+  std::size_t pool = 0;
   for (int e : exponents) {
     const std::size_t n = std::size_t(1) << e;
-    max_n = std::max(max_n, n);
     pool = std::max(pool, n * (cold ? cold_copies(n * sizeof(T), std::size_t(l2)) : 1));
   }
   ew::Buffer<T> x(ctx, pool), y(ctx, pool), result(ctx, 1);
-  std::vector<T> host(max_n);
-  for (std::size_t i = 0; i < max_n; ++i) host[i] = static_cast<T>((i * 2654435761u % 1000) * 0.001 - 0.5);
-  x.upload(host.data(), max_n);
-  for (std::size_t i = 0; i < max_n; ++i) host[i] = static_cast<T>((i * 40503u % 1000) * 0.001 - 0.25);
-  y.upload(host.data(), max_n);
+  // The whole pool uploaded (Buffer::upload takes the buffer's size; the cold copies of a
+  // smaller size may need more room than the largest size alone).
+  std::vector<T> host(pool);
+  for (std::size_t i = 0; i < pool; ++i) host[i] = static_cast<T>((i * 2654435761u % 1000) * 0.001 - 0.5);
+  x.upload(host.data(), pool);
+  for (std::size_t i = 0; i < pool; ++i) host[i] = static_cast<T>((i * 40503u % 1000) * 0.001 - 0.25);
+  y.upload(host.data(), pool);
   bool same = true;
   for (int e : exponents) {
     const std::size_t n = std::size_t(1) << e;
