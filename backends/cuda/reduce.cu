@@ -155,6 +155,28 @@ __device__ __forceinline__ double as_double(T v) {
   else return static_cast<double>(v);
 }
 
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900  // the staged kernel's alone
+// A float as double from its bits, on the integer and FP64 units: the sign and the bits
+// below it shifted into a double's place (the exponent lands 896 low, a subnormal float as a
+// subnormal double), then scaled by 2^896, exactly. Exact for every finite float; an
+// infinity or NaN comes out finite, and `big` (the largest magnitude's bits seen) tells.
+__device__ __forceinline__ double widened_by_bits(float f, unsigned& big) {
+  const unsigned b = __float_as_uint(f), magnitude = b & 0x7fffffffu;
+  big = magnitude > big ? magnitude : big;
+  const double placed = __hiloint2double(static_cast<int>((magnitude >> 3) | (b & 0x80000000u)), static_cast<int>(b << 29));
+  return __dmul_rn(placed, 0x1p896);
+}
+inline constexpr unsigned float_not_finite = 0x7f800000u;  // magnitude bits of +inf and up
+
+template <Kind kind>
+__device__ __forceinline__ void accumulate_widened(double (&acc)[3], double v, double yv) {
+  if constexpr (kind == Kind::sum) acc[0] = plan::add(acc[0], plan::term_sum(v));
+  else if constexpr (kind == Kind::asum) acc[0] = plan::add(acc[0], plan::term_asum(v));
+  else if constexpr (kind == Kind::dot) acc[0] = plan::add(acc[0], plan::term_dot(v, yv));
+  else acc[0] = plan::add(acc[0], plan::term_square(v));
+}
+#endif
+
 template <Kind kind, class T>
 __device__ __forceinline__ void accumulate(double (&acc)[3], T xv, T yv) {
   const double v = as_double(xv);
@@ -633,8 +655,30 @@ __global__ void __launch_bounds__(threads_per_cta)
           __syncwarp();  // every lane has read the slot before the copy engine refills it
           if (lane == 0) issue(k + slots, slot);
           if (++slot == slots) slot = 0, phase ^= 1u;
+          if constexpr (std::is_same_v<T, float>) {
+            // Odd rows widened from their bits: the conversion unit widens 16 floats a clock
+            // an SM, and the last pieces of a grid, landing together, wait on it; the bits'
+            // path runs beside it on the integer and FP64 units. A piece with an infinity or
+            // NaN there is added again from memory through the conversion (rare; the same
+            // terms; the registers need not outlive the adds).
+            const double before = acc[0];
+            unsigned big = 0;
 #pragma unroll
-          for (int row = 0; row < piece_rows; ++row) accumulate<kind, T>(acc, xr[row], two ? yr[row] : T(0));
+            for (int row = 0; row < piece_rows; ++row) {
+              if (row % 2 == 0) accumulate<kind, T>(acc, xr[row], two ? yr[row] : T(0));
+              else accumulate_widened<kind>(acc, widened_by_bits(xr[row], big), two ? widened_by_bits(yr[row], big) : 0.0);
+            }
+            if (big >= float_not_finite) {
+              acc[0] = before;
+              const std::size_t at = b * plan::block_elements + piece * piece_rows * plan::lanes + lane;
+#pragma unroll 1
+              for (int row = 0; row < piece_rows; ++row)
+                accumulate<kind, T>(acc, x[at + row * plan::lanes], two ? y[at + row * plan::lanes] : T(0));
+            }
+          } else {
+#pragma unroll
+            for (int row = 0; row < piece_rows; ++row) accumulate<kind, T>(acc, xr[row], two ? yr[row] : T(0));
+          }
         }
       } else if (b < blocks) {
         // The short last plan block: read in place, element by element in each lane's order.

@@ -135,9 +135,11 @@ T signaling_nan() {
 // payload); infinities of both signs; one
 // infinity; zeros of both signs only; the largest and smallest values (f64: 1e300,
 // 1e-310, the 2-norm's big and small classes; f32 takes them rounded: infinities and
-// zero); an infinity, a NaN and the opposite infinity at both ends.
+// zero); an infinity, a NaN and the opposite infinity at both ends; float's subnormals,
+// smallest normals and largest finite values of both signs in every lane of a block (in f64
+// these are ordinary numbers).
 inline constexpr std::size_t special_size = 5 * B + 77;
-inline constexpr int special_patterns = 6;
+inline constexpr int special_patterns = 7;
 template <class T>
 std::pair<std::vector<T>, std::vector<T>> special_vectors(std::size_t n, int pattern) {
   if (n <= special_size) throw std::invalid_argument("special_vectors: n must exceed special_size");
@@ -153,6 +155,13 @@ std::pair<std::vector<T>, std::vector<T>> special_vectors(std::size_t n, int pat
       for (std::size_t i = 0; i < n; ++i) put(i, (i % 3) ? 0.0 : -0.0);
       break;
     case 4: put(B, 1e300), put(2 * B, -1e300), put(5, 1e-310), put(6, 3e38), put(7, -3e38); break;
+    case 5: {
+      const float edges[] = {std::numeric_limits<float>::denorm_min(), -std::numeric_limits<float>::denorm_min(),
+                             1e-40f, -3e-39f, std::numeric_limits<float>::min(), -std::numeric_limits<float>::min(),
+                             std::numeric_limits<float>::max(), -std::numeric_limits<float>::max()};
+      for (std::size_t i = B; i < 2 * B; ++i) put(i, edges[i / 32 % 8] * (i % 2 ? 1.0 : 0.5));
+      break;
+    }
     default: put(last, -inf), put(last - 1, nan), put(0, inf); break;
   }
   return {std::move(x), std::move(y)};
