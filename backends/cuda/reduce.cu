@@ -83,18 +83,18 @@ constexpr int default_ctas_per_sm = -1;  // no cap: one warp per run
 // it took 0.3-2.6 us more a call; the f32 dot read 0-2 % slower on the H200. Each bound lies
 // between two measured sizes' counts on 132 SMs, away from both, so that a GPU with somewhat
 // more or fewer SMs keeps the same sizes.
-// The f32 dot only on GPUs with less than 30 GB/s of memory per SM (the H100, 25.4): there the
-// staged kernel read it 0.4-2.3 % faster at 2^24..2^28 (two machines, warm and cold), on the
-// H200 (36.5) 0.1-2.0 % slower. It reads an f32 element from shared memory in a load of its
-// own, two arrays, where the register kernel takes four in a 16-byte load: more instructions
-// a byte, which the faster memory behind each SM makes the bound (likely; not profiled). The
+// The f32 dot on GPUs with less than 30 GB/s of memory per SM (the H100, 25.4) from 2^24: there
+// the staged kernel read it 0.4-2.3 % faster at 2^24..2^28 (two machines, warm and cold). On
+// the H200 (36.5) it read 0.1-2.0 % slower then; with its odd rows widened from their bits
+// (2026-12-04, two H200s, warm and cold) it reads 4-5 points of cost faster at 2^24, 1.5-2 at
+// 2^25 and 7-8 at 2^23 than the register kernel, 0.5-1 slower at 2^26: 2^23..2^25 there. The
 // threshold lies between the two GPUs measured: two points, not a model (an H100 NVL, 29.5 GB/s
 // an SM, and a GH200, about 30, were not measured).
 struct StagedRange {
   std::size_t from, below;
 };
 constexpr StagedRange staged_norm2_f64{12, ~std::size_t(0)}, staged_dot_f64{24, 700}, staged_sum{48, 192},
-    staged_dot_f32{48, ~std::size_t(0)};
+    staged_dot_f32_slow_memory{48, ~std::size_t(0)}, staged_dot_f32_fast_memory{24, 192};
 // The two GPUs measured lie on either side of this much memory bandwidth an SM (H100 25.4 GB/s,
 // H200 36.5): below it the f32 dot takes the staged kernel, above it the f32 sum's ring is one
 // piece (below).
@@ -1118,7 +1118,8 @@ ReduceTuning default_reduce_tuning(Kind kind, DType dtype, std::size_t n, int sm
   const bool staged =
       (kind == Kind::sum && (dtype == DType::f32 || dtype == DType::f64) && in(staged_sum)) ||
       (dtype == DType::f64 && ((kind == Kind::norm2 && in(staged_norm2_f64)) || (kind == Kind::dot && in(staged_dot_f64)))) ||
-      (dtype == DType::f32 && kind == Kind::dot && slow_memory_per_sm && in(staged_dot_f32));
+      (dtype == DType::f32 && kind == Kind::dot &&
+       ((slow_memory_per_sm && in(staged_dot_f32_slow_memory)) || (fast_memory_per_sm && in(staged_dot_f32_fast_memory))));
   t.staged = staged ? 1 : -1;
   t.stage_slots = default_stage_slots;
   t.stage_ctas_per_sm = -1;
