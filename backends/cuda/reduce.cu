@@ -93,8 +93,12 @@ constexpr int default_ctas_per_sm = -1;  // no cap: one warp per run
 struct StagedRange {
   std::size_t from, below;
 };
+// The sums at 2^26 too where the memory is fast an SM: on two H200s (2026-12-04, three series
+// each) the staged kernel read the f64 sum there 0.7-1.2 points of cost faster than the
+// register kernel, and the f32 sum, with units of 32 plan blocks (below), 0.6-2 points.
 constexpr StagedRange staged_norm2_f64{12, ~std::size_t(0)}, staged_dot_f64{24, 700}, staged_sum{48, 192},
-    staged_dot_f32_slow_memory{48, ~std::size_t(0)}, staged_dot_f32_fast_memory{24, 192};
+    staged_sum_fast_memory{48, 384}, staged_dot_f32_slow_memory{48, ~std::size_t(0)},
+    staged_dot_f32_fast_memory{24, 192};
 // The two GPUs measured lie on either side of this much memory bandwidth an SM (H100 25.4 GB/s,
 // H200 36.5): below it the f32 dot takes the staged kernel, above it the f32 sum's ring is one
 // piece (below).
@@ -110,6 +114,12 @@ constexpr int default_stage_slots = 2;
 // which keeps two slots.
 constexpr int fast_memory_f32_sum_stage_slots = 1;
 constexpr int fast_memory_f32_sum_stage_ctas_per_sm = 1;
+// ... and from 96 plan blocks per SM (2^25 on 132 SMs) units of 32 plan blocks (R = 4: four
+// consecutive ones a warp, a quarter of the units' combines and nodes): on two H200s
+// (2026-12-04, three series each) 1.5-2 points less cost than units of 8 at 2^25, level at 2^24;
+// the f64 sum and the f32 dot read slower or level with them.
+constexpr std::size_t fast_memory_f32_sum_long_units_from = 96;
+constexpr int fast_memory_f32_sum_stage_run = 4;
 // ... and units of plan blocks for at most this many unit nodes (the last CUDA block's work;
 // sum_kernel's runs: 2048 at 2^28): R = 1 to 2^26, 2 at 2^27, 4 at 2^28.
 constexpr std::size_t staged_units = 4096;
@@ -1116,7 +1126,8 @@ ReduceTuning default_reduce_tuning(Kind kind, DType dtype, std::size_t n, int sm
       per_sm_bytes_per_second > 0 && per_sm_bytes_per_second < fast_memory_bytes_per_second_per_sm;
   const bool fast_memory_per_sm = per_sm_bytes_per_second >= fast_memory_bytes_per_second_per_sm;
   const bool staged =
-      (kind == Kind::sum && (dtype == DType::f32 || dtype == DType::f64) && in(staged_sum)) ||
+      (kind == Kind::sum && (dtype == DType::f32 || dtype == DType::f64) &&
+       in(fast_memory_per_sm ? staged_sum_fast_memory : staged_sum)) ||
       (dtype == DType::f64 && ((kind == Kind::norm2 && in(staged_norm2_f64)) || (kind == Kind::dot && in(staged_dot_f64)))) ||
       (dtype == DType::f32 && kind == Kind::dot &&
        ((slow_memory_per_sm && in(staged_dot_f32_slow_memory)) || (fast_memory_per_sm && in(staged_dot_f32_fast_memory))));
@@ -1131,6 +1142,9 @@ ReduceTuning default_reduce_tuning(Kind kind, DType dtype, std::size_t n, int sm
   t.stage_run = 1;
   while (t.stage_run < max_stage_run && plan::block_count(n) > staged_units * warps_per_cta * t.stage_run)
     t.stage_run *= 2;
+  if (kind == Kind::sum && dtype == DType::f32 && fast_memory_per_sm && per_sm >= fast_memory_f32_sum_long_units_from &&
+      t.stage_run < fast_memory_f32_sum_stage_run)
+    t.stage_run = fast_memory_f32_sum_stage_run;
   return t;
 }
 

@@ -171,7 +171,7 @@ void staged_on(Context& ctx, Context& ref, const std::vector<T>& xs, const std::
   x.upload(xs.data(), xs.size());
   y.upload(ys.data(), ys.size());
   const std::vector<Case<T>> all = cases<T>(ref, xs, ys, sizes, {0, aligned, 1});
-  for (auto [slots, run] : {std::pair{2, 1}, {3, 1}, {1, 1}, {2, 2}, {1, 2}, {3, 4}, {2, 8}}) {
+  for (auto [slots, run] : {std::pair{2, 1}, {3, 1}, {1, 1}, {2, 2}, {1, 2}, {1, 4}, {3, 4}, {2, 8}}) {
     const bool here = ew::detail::cuda::staged_kernel_supported(ctx.device(), slots);
     ew::detail::cuda::ReduceTuning t;
     t.staged = 1;
@@ -269,9 +269,10 @@ TEST(ReduceDefaults, StagedKernelWhereItMeasuredFaster) {
     int sms;
     double bytes_per_second;
     int f32_dot_from, f32_dot_to;  // log2 sizes of the f32 dot on the staged kernel
+    int sums_to;                   // ... and the last of the sums' (from 2^24)
   };
-  const Gpu gpus[] = {{"H100 SXM", 132, 3.35e12, 24, 31}, {"H200", 132, 4.8e12, 23, 25},
-                      {"H100 PCIe", 114, 2.0e12, 24, 31}, {"an unknown memory", 132, 0.0, 1, 0}};
+  const Gpu gpus[] = {{"H100 SXM", 132, 3.35e12, 24, 31, 25}, {"H200", 132, 4.8e12, 23, 25, 26},
+                      {"H100 PCIe", 114, 2.0e12, 24, 31, 25}, {"an unknown memory", 132, 0.0, 1, 0, 25}};
   for (const Gpu& g : gpus) {
     const auto staged = [&](Kind kind, DType dtype, int log2_n) {
       return ew::detail::cuda::default_reduce_tuning(kind, dtype, std::size_t(1) << log2_n, g.sms, g.bytes_per_second)
@@ -279,8 +280,8 @@ TEST(ReduceDefaults, StagedKernelWhereItMeasuredFaster) {
     };
     for (int e = 20; e <= 31; ++e) {
       const std::string at = "2^" + std::to_string(e) + " on " + g.name;
-      EXPECT_EQ(staged(Kind::sum, DType::f32, e), e == 24 || e == 25) << "f32 sum " << at;
-      EXPECT_EQ(staged(Kind::sum, DType::f64, e), e == 24 || e == 25) << "f64 sum " << at;
+      EXPECT_EQ(staged(Kind::sum, DType::f32, e), e >= 24 && e <= g.sums_to) << "f32 sum " << at;
+      EXPECT_EQ(staged(Kind::sum, DType::f64, e), e >= 24 && e <= g.sums_to) << "f64 sum " << at;
       EXPECT_EQ(staged(Kind::dot, DType::f64, e), e >= 23 && e <= 27) << "f64 dot " << at;
       EXPECT_EQ(staged(Kind::norm2, DType::f64, e), e >= 22) << "f64 2-norm " << at;
       EXPECT_EQ(staged(Kind::dot, DType::f32, e), e >= g.f32_dot_from && e <= g.f32_dot_to) << "f32 dot " << at;
@@ -292,8 +293,9 @@ TEST(ReduceDefaults, StagedKernelWhereItMeasuredFaster) {
 }
 
 // The f32 sum's ring on the staged kernel: one piece a warp and one CUDA block an SM where the
-// memory gives each SM 30 GB/s or more (the H200, where it measured faster), two pieces and
-// the blocks that fit elsewhere (the H100s, an unknown memory); the other sums keep two.
+// memory gives each SM 30 GB/s or more (the H200, where it measured faster), with units of 32
+// plan blocks from 2^25; two pieces, the blocks that fit and units by the unit count's rule
+// elsewhere (the H100s, an unknown memory); the other sums keep two pieces and that rule.
 TEST(ReduceDefaults, F32SumRingOfOnePieceWhereMemoryIsFast) {
   using ew::detail::plan::Kind;
   const std::pair<double, bool> gpus[] = {{4.8e12, true}, {3.35e12, false}, {0.0, false}};
@@ -306,9 +308,11 @@ TEST(ReduceDefaults, F32SumRingOfOnePieceWhereMemoryIsFast) {
       EXPECT_EQ(f32.staged, 1) << e;
       EXPECT_EQ(f32.stage_slots, fast ? 1 : 2) << bytes_per_second << " at 2^" << e;
       EXPECT_EQ(f32.stage_ctas_per_sm, fast ? 1 : -1) << bytes_per_second << " at 2^" << e;
+      EXPECT_EQ(f32.stage_run, fast && e >= 25 ? 4 : 1) << bytes_per_second << " at 2^" << e;
       const auto f64 = t(Kind::sum, DType::f64);
       EXPECT_EQ(f64.stage_slots, 2) << e;
       EXPECT_EQ(f64.stage_ctas_per_sm, -1) << e;
+      EXPECT_EQ(f64.stage_run, 1) << e;
     }
 }
 
