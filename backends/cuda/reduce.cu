@@ -93,12 +93,14 @@ constexpr int default_ctas_per_sm = -1;  // no cap: one warp per run
 struct StagedRange {
   std::size_t from, below;
 };
-// The sums at 2^26 too where the memory is fast an SM: on two H200s (2026-12-04, three series
-// each) the staged kernel read the f64 sum there 0.7-1.2 points of cost faster than the
-// register kernel, and the f32 sum, with units of 32 plan blocks (below), 0.6-2 points.
+// Where the memory is fast an SM, the sums from 2^24 on: the f64 sum to 2^27, the f32 sum
+// (with units of 32 plan blocks, below) to the end. On H200s (2026-12-04, three series each)
+// the staged kernel read the f64 sum's cost 0.7-1.2 points lower than the register kernel at
+// 2^26 (three machines) and 1.5 at 2^27 (one), level at 2^28; the f32 sum's 0.6-2 points lower
+// at 2^26 (two), 1 at 2^27 and 0.6 at 2^28 (one; docs/PERFORMANCE.md, "Nineteenth round").
 constexpr StagedRange staged_norm2_f64{12, ~std::size_t(0)}, staged_dot_f64{24, 700}, staged_sum{48, 192},
-    staged_sum_fast_memory{48, 384}, staged_dot_f32_slow_memory{48, ~std::size_t(0)},
-    staged_dot_f32_fast_memory{24, 192};
+    staged_f32_sum_fast_memory{48, ~std::size_t(0)}, staged_f64_sum_fast_memory{48, 768},
+    staged_dot_f32_slow_memory{48, ~std::size_t(0)}, staged_dot_f32_fast_memory{24, 192};
 // The two GPUs measured lie on either side of this much memory bandwidth an SM (H100 25.4 GB/s,
 // H200 36.5): below it the f32 dot takes the staged kernel, above it the f32 sum's ring is one
 // piece (below).
@@ -1126,8 +1128,8 @@ ReduceTuning default_reduce_tuning(Kind kind, DType dtype, std::size_t n, int sm
       per_sm_bytes_per_second > 0 && per_sm_bytes_per_second < fast_memory_bytes_per_second_per_sm;
   const bool fast_memory_per_sm = per_sm_bytes_per_second >= fast_memory_bytes_per_second_per_sm;
   const bool staged =
-      (kind == Kind::sum && (dtype == DType::f32 || dtype == DType::f64) &&
-       in(fast_memory_per_sm ? staged_sum_fast_memory : staged_sum)) ||
+      (kind == Kind::sum && dtype == DType::f32 && in(fast_memory_per_sm ? staged_f32_sum_fast_memory : staged_sum)) ||
+      (kind == Kind::sum && dtype == DType::f64 && in(fast_memory_per_sm ? staged_f64_sum_fast_memory : staged_sum)) ||
       (dtype == DType::f64 && ((kind == Kind::norm2 && in(staged_norm2_f64)) || (kind == Kind::dot && in(staged_dot_f64)))) ||
       (dtype == DType::f32 && kind == Kind::dot &&
        ((slow_memory_per_sm && in(staged_dot_f32_slow_memory)) || (fast_memory_per_sm && in(staged_dot_f32_fast_memory))));
