@@ -80,14 +80,15 @@ constexpr int default_ctas_per_sm = -1;  // no cap: one warp per run
 // kernel spill, from 2^22 (1.01-1.46x it); the f64 dot from 2^23 to 2^27 (1.01-1.05x; one
 // H200 0.985-0.988x at 2^26..2^27); the f32 and f64 sums at 2^24..2^25 (1.00-1.03x; from 2^26
 // the f32 sum read 2-3 % slower on the H200s, the f64 sum 0.98-1.02x by machine). Below 2^22
-// it took 0.3-2.6 us more a call; the f32 dot read 0-2 % slower on the H200. Each bound lies
+// it took 0.3-2.6 us more a call. The f32 dot and the fast-memory sums: below. Each bound lies
 // between two measured sizes' counts on 132 SMs, away from both, so that a GPU with somewhat
 // more or fewer SMs keeps the same sizes.
 // The f32 dot on GPUs with less than 30 GB/s of memory per SM (the H100, 25.4) from 2^24: there
 // the staged kernel read it 0.4-2.3 % faster at 2^24..2^28 (two machines, warm and cold). On
 // the H200 (36.5) it read 0.1-2.0 % slower then; with its odd rows widened from their bits
-// (2026-12-04, two H200s, warm and cold) it reads 4-5 points of cost faster at 2^24, 1.5-2 at
-// 2^25 and 7-8 at 2^23 than the register kernel, 0.5-1 slower at 2^26: 2^23..2^25 there. The
+// (2026-12-04, four H200s, warm and cold) its cost against the non-reproducible kernel is 1-5
+// points lower than the register kernel's at 2^24, 0-2 at 2^25 and 7-8 at 2^23, 0.5-1 higher at
+// 2^26: 2^23..2^25 there. The
 // threshold lies between the two GPUs measured: two points, not a model (an H100 NVL, 29.5 GB/s
 // an SM, and a GH200, about 30, were not measured).
 struct StagedRange {
@@ -95,9 +96,9 @@ struct StagedRange {
 };
 // Where the memory is fast an SM, the sums from 2^24 on: the f64 sum to 2^27, the f32 sum
 // (with units of 32 plan blocks, below) to the end. On H200s (2026-12-04, three series each)
-// the staged kernel read the f64 sum's cost 0.7-1.2 points lower than the register kernel at
-// 2^26 (three machines) and 1.5 at 2^27 (one), level at 2^28; the f32 sum's 0.6-2 points lower
-// at 2^26 (two), 1 at 2^27 and 0.6 at 2^28 (one; docs/PERFORMANCE.md, "Nineteenth round").
+// the staged kernel read the f64 sum's cost 0.3-1.2 points lower than the register kernel at
+// 2^26 (four machines) and 1.5 at 2^27 (two), level at 2^28; the f32 sum's 0.6-2 points lower
+// at 2^26, 1-1.5 at 2^27 and 0.3-1 at 2^28 (two; docs/PERFORMANCE.md, "Nineteenth round").
 constexpr StagedRange staged_norm2_f64{12, ~std::size_t(0)}, staged_dot_f64{24, 700}, staged_sum{48, 192},
     staged_f32_sum_fast_memory{48, ~std::size_t(0)}, staged_f64_sum_fast_memory{48, 768},
     staged_dot_f32_slow_memory{48, ~std::size_t(0)}, staged_dot_f32_fast_memory{24, 192};
@@ -106,7 +107,7 @@ constexpr StagedRange staged_norm2_f64{12, ~std::size_t(0)}, staged_dot_f64{24, 
 // piece (below).
 constexpr double fast_memory_bytes_per_second_per_sm = 30e9;
 constexpr int default_stage_slots = 2;
-// The f32 sum on the staged kernel (by default 2^24..2^25 on 132 SMs; wherever it is forced
+// The f32 sum on the staged kernel (by default from 2^24 on 132 SMs; wherever it is forced
 // too) where the memory is fast an SM: a ring of one 8 KiB piece a warp (the column copied into
 // registers, the slot refilled at once), one CUDA block an SM (80 KiB of shared memory): on two
 // H200s it read 1.3-2.1 points faster at 2^24 and 0.7-0.9 at 2^25 than two slots, with half the
@@ -123,7 +124,8 @@ constexpr int fast_memory_f32_sum_stage_ctas_per_sm = 1;
 constexpr std::size_t fast_memory_f32_sum_long_units_from = 96;
 constexpr int fast_memory_f32_sum_stage_run = 4;
 // ... and units of plan blocks for at most this many unit nodes (the last CUDA block's work;
-// sum_kernel's runs: 2048 at 2^28): R = 1 to 2^26, 2 at 2^27, 4 at 2^28.
+// sum_kernel's runs: 2048 at 2^28): R = 1 to 2^26, 2 at 2^27, 4 at 2^28 (and the fast-memory
+// f32 sum's 4 from 2^25, above).
 constexpr std::size_t staged_units = 4096;
 // Below this many plan blocks per SM, one lane per thread (more warps: small sizes are
 // latency-bound, and a plan block's 64 rows are the most one lane can take apart).
