@@ -96,7 +96,7 @@ struct StagedRange {
 };
 // Where the memory is fast an SM, the sums from 2^24 on: the f64 sum to 2^27, the f32 sum
 // (with units of 32 plan blocks, below) to the end. On H200s (2026-12-04, three series each)
-// the staged kernel read the f64 sum's cost 0.3-1.2 points lower than the register kernel at
+// the staged kernel read the f64 sum's cost 0.6-1.5 points lower than the register kernel at
 // 2^26 (four machines) and 1.5 at 2^27 (two), level at 2^28; the f32 sum's 0.6-2 points lower
 // at 2^26, 1-1.5 at 2^27 and 0.3-1 at 2^28 (two; docs/PERFORMANCE.md, "Nineteenth round").
 constexpr StagedRange staged_norm2_f64{12, ~std::size_t(0)}, staged_dot_f64{24, 700}, staged_sum{48, 192},
